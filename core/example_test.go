@@ -1,0 +1,84 @@
+package core_test
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+
+	"github.com/steadfast-go/steadfast/core"
+)
+
+func ExampleRunnableFunc() {
+	upper := core.RunnableFunc(func(_ context.Context, input any, _ ...core.Option) (any, error) {
+		return strings.ToUpper(input.(string)), nil
+	})
+	out, _ := upper.Invoke(context.Background(), "hello")
+	fmt.Println(out)
+	outs, _ := upper.Batch(context.Background(), []any{"a", "b"}, core.WithMaxConcurrency(2))
+	fmt.Println(outs)
+	ch, _ := upper.Stream(context.Background(), "stream")
+	for chunk := range ch {
+		fmt.Println(chunk)
+	}
+	// Output:
+	// HELLO
+	// [A B]
+	// STREAM
+}
+
+func ExampleBatchError() {
+	even := core.RunnableFunc(func(_ context.Context, input any, _ ...core.Option) (any, error) {
+		if input.(int)%2 != 0 {
+			return nil, fmt.Errorf("%d is odd", input)
+		}
+		return input, nil
+	})
+	outs, err := even.Batch(context.Background(), []any{2, 3, 4})
+	fmt.Println(outs)
+	if be, ok := errors.AsType[*core.BatchError](err); ok {
+		fmt.Println(be.Failed(), be.Errs[1])
+	}
+	// Output:
+	// [2 <nil> 4]
+	// [1] 3 is odd
+}
+
+func ExampleWithOperation() {
+	r := core.RunnableFunc(func(_ context.Context, _ any, opts ...core.Option) (any, error) {
+		return core.OperationFrom(opts...), nil
+	})
+	out, _ := r.Invoke(context.Background(), "q", core.WithOperation("retriever"))
+	fmt.Println(out)
+	// Output: retriever
+}
+
+type modelKey struct{}
+
+// A package defines its own call options with NewOption and Lookup, with no
+// change to core.
+func ExampleNewOption() {
+	withModel := func(name string) core.Option { return core.NewOption(modelKey{}, name) }
+	r := core.RunnableFunc(func(_ context.Context, _ any, opts ...core.Option) (any, error) {
+		model, ok := core.Lookup[string](opts, modelKey{})
+		return fmt.Sprint(model, " ", ok), nil
+	})
+	out, _ := r.Invoke(context.Background(), "q", withModel("small"), withModel("large"))
+	fmt.Println(out)
+	// Output: large true
+}
+
+func ExampleChain() {
+	tag := func(name string) core.Middleware {
+		return func(next core.Runnable) core.Runnable {
+			return core.RunnableFunc(func(ctx context.Context, in any, opts ...core.Option) (any, error) {
+				out, err := next.Invoke(ctx, in.(string)+" "+name, opts...)
+				return out, err
+			})
+		}
+	}
+	echo := core.RunnableFunc(func(_ context.Context, in any, _ ...core.Option) (any, error) { return in, nil })
+	out, _ := core.Chain(echo, tag("outer"), tag("inner")).Invoke(context.Background(), "call:")
+	fmt.Println(out)
+	// Output: call: outer inner
+}

@@ -1,0 +1,65 @@
+package core
+
+import (
+	"context"
+	"sync"
+)
+
+// RunnableFunc adapts a function to a Runnable. Invoke calls the function;
+// Batch calls it once per input, concurrently, bounded by WithMaxConcurrency;
+// Stream yields one chunk, the function's result or its error.
+type RunnableFunc func(ctx context.Context, input any, opts ...Option) (any, error)
+
+// Invoke calls f.
+func (f RunnableFunc) Invoke(ctx context.Context, input any, opts ...Option) (any, error) {
+	return f(ctx, input, opts...)
+}
+
+// Batch calls f once per input, at most MaxConcurrencyFrom(opts...) at a time
+// (all at once when unset). It returns when every call has returned. When
+// some items fail, it returns the outputs (nil at failed indexes) and a
+// *BatchError.
+func (f RunnableFunc) Batch(ctx context.Context, inputs []any, opts ...Option) ([]any, error) {
+	outs := make([]any, len(inputs))
+	errs := make([]error, len(inputs))
+	limit := MaxConcurrencyFrom(opts...)
+	if limit == 0 || limit > len(inputs) {
+		limit = len(inputs)
+	}
+	sem := make(chan struct{}, max(limit, 1))
+	var wg sync.WaitGroup
+	for i, in := range inputs {
+		sem <- struct{}{}
+		wg.Go(func() {
+			defer func() { <-sem }()
+			outs[i], errs[i] = f(ctx, in, opts...)
+		})
+	}
+	wg.Wait()
+	for _, err := range errs {
+		if err != nil {
+			return outs, &BatchError{Errs: errs}
+		}
+	}
+	return outs, nil
+}
+
+// Stream returns a channel that yields f's result, or its error, as a single
+// value and is then closed. f runs in a goroutine that ends when the value is
+// delivered or ctx is done.
+func (f RunnableFunc) Stream(ctx context.Context, input any, opts ...Option) (<-chan any, error) {
+	ch := make(chan any)
+	go func() {
+		defer close(ch)
+		out, err := f(ctx, input, opts...)
+		var v any = out
+		if err != nil {
+			v = err
+		}
+		select {
+		case ch <- v:
+		case <-ctx.Done():
+		}
+	}()
+	return ch, nil
+}

@@ -1,0 +1,21 @@
+// Package steadfast is retry middleware for AI pipelines in Go.
+//
+// An LLM, a retriever, a tool or a whole chain is a core.Runnable (Invoke,
+// Batch, Stream). retry.New wraps one in a retry.RetryRunnable, which retries
+// transient failures (429, 503, timeouts, broken connections) with capped
+// exponential backoff and jitter, stops at once on failures that will never
+// succeed (400, 401, retry.Permanent), honours the caller's context and the
+// server's Retry-After hints, and records every attempt and every backoff in
+// OpenTelemetry spans and metrics.
+//
+//	llm, err := retry.New(myLLM, retry.DefaultRetryConfig())
+//	out, err := llm.Invoke(ctx, prompt, core.WithOperation("llm.chat"))
+//
+// The packages:
+//
+//   - core: the Runnable contract, RunnableFunc, call options and Chain.
+//   - retry: RetryRunnable, RetryConfig and its JSON form, classification,
+//     retry budgets and telemetry.
+//
+// This package holds documentation only.
+package steadfast

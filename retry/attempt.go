@@ -1,0 +1,80 @@
+package retry
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"strconv"
+	"sync/atomic"
+)
+
+// AttemptInfo describes the attempt a context belongs to.
+type AttemptInfo struct {
+	// Attempt is the attempt's number, 1-based.
+	Attempt int
+	// MaxAttempts is the most attempts the call may make (MaxRetries + 1).
+	MaxAttempts int
+	// InvocationID is the same for every attempt of one logical call and
+	// unique across calls: a side-effecting tool uses it as its
+	// idempotency key.
+	InvocationID string
+	// Operation is the call's resolved operation, "" when it has none.
+	Operation string
+}
+
+// AttemptFromContext returns the attempt that ctx was handed to, and false
+// when ctx did not come from a RetryRunnable.
+func AttemptFromContext(ctx context.Context) (AttemptInfo, bool) {
+	a, ok := ctx.Value(attemptKey{}).(*attemptCtx)
+	if !ok {
+		return AttemptInfo{}, false
+	}
+	return AttemptInfo{
+		Attempt:      int(a.attempt),
+		MaxAttempts:  int(a.maxAttempts),
+		InvocationID: a.root.invocationID(),
+		Operation:    a.operation,
+	}, true
+}
+
+type attemptKey struct{}
+
+// attemptCtx carries the attempt's metadata. It is a Context itself, rather
+// than a context.WithValue holding a struct, so an attempt costs one
+// allocation. The call's number is drawn, and the InvocationID string
+// built, only when someone asks: the success path pays for neither.
+type attemptCtx struct {
+	context.Context
+	root        *attemptCtx // the call's first attempt, which holds its number
+	attempt     int32
+	maxAttempts int32
+	call        atomic.Uint64 // on root only; 0 until first asked
+	operation   string
+}
+
+func (c *attemptCtx) invocationID() string {
+	id := c.call.Load()
+	if id == 0 {
+		c.call.CompareAndSwap(0, callCounter.Add(1))
+		id = c.call.Load()
+	}
+	return processID + "-" + strconv.FormatUint(id, 16)
+}
+
+func (c *attemptCtx) Value(key any) any {
+	if key == (attemptKey{}) {
+		return c
+	}
+	return c.Context.Value(key)
+}
+
+var (
+	callCounter atomic.Uint64
+	// processID makes invocation IDs unique across processes as well.
+	processID = func() string {
+		var b [8]byte
+		_, _ = rand.Read(b[:]) // crypto/rand.Read never fails since Go 1.24
+		return hex.EncodeToString(b[:])
+	}()
+)
+

@@ -1,0 +1,302 @@
+package retry
+
+import (
+	"context"
+	"errors"
+	"log/slog"
+	"time"
+
+	"go.opentelemetry.io/otel/attribute"
+	"go.opentelemetry.io/otel/codes"
+	"go.opentelemetry.io/otel/trace"
+
+	"github.com/steadfast-go/steadfast/core"
+)
+
+// call is the state of one logical call (an Invoke, a Batch or a Stream):
+// its policy, operation, identity and call span. Invoke keeps it on its
+// stack.
+type call struct {
+	r           *RetryRunnable
+	cfg         *RetryConfig
+	operation   string
+	method      string
+	maxAttempts int
+	first       *attemptCtx // the first attempt's context, root of the InvocationID
+	span        trace.Span   // the call span; nil when tracing is off
+	recording   bool         // span is recording: build attributes and attempt spans
+	metrics     *metricAttrs // nil when metrics are off
+}
+
+// begin starts call c and returns the context of its call span.
+func (r *RetryRunnable) begin(ctx context.Context, c *call, method string, opts []core.Option) context.Context {
+	op := core.OperationFrom(opts...)
+	if op == "" {
+		op = r.name
+	}
+	cfg := r.policy(op)
+	*c = call{
+		r:           r,
+		cfg:         cfg,
+		operation:   op,
+		method:      method,
+		maxAttempts: cfg.MaxRetries + 1,
+	}
+	if r.tel.calls != nil {
+		c.metrics = r.tel.metricAttrs(op, method)
+	}
+	if r.tel.tracer != nil {
+		ctx, c.span = r.tel.tracer.Start(ctx, callSpanName(method))
+		if c.recording = c.span.IsRecording(); c.recording {
+			c.span.SetAttributes(AttrMaxRetries.Int(cfg.MaxRetries))
+			if op != "" {
+				c.span.SetAttributes(AttrOperation.String(op))
+			}
+		}
+	}
+	return ctx
+}
+
+func callSpanName(method string) string {
+	switch method {
+	case methodBatch:
+		return spanBatch
+	case methodStream:
+		return spanStream
+	}
+	return spanInvoke
+}
+
+// attempt is one attempt's context, span and timeout.
+type attempt struct {
+	n      int
+	ctx    context.Context
+	span   trace.Span // nil unless the call span is recording
+	cancel context.CancelFunc
+}
+
+// startAttempt returns the context for attempt n: it carries AttemptInfo,
+// the attempt span (so the inner Runnable's spans are its children) and,
+// when timeout > 0, the attempt's own deadline.
+func (c *call) startAttempt(ctx context.Context, n int, timeout time.Duration) attempt {
+	a := attempt{n: n}
+	actx := &attemptCtx{
+		Context:     ctx,
+		root:        c.first,
+		attempt:     int32(n),
+		maxAttempts: int32(c.maxAttempts),
+		operation:   c.operation,
+	}
+	if actx.root == nil {
+		actx.root, c.first = actx, actx
+	}
+	a.ctx = actx
+	if c.recording {
+		a.ctx, a.span = c.r.tel.tracer.Start(a.ctx, spanAttempt,
+			trace.WithAttributes(AttrAttempt.Int(n)))
+	}
+	if timeout > 0 {
+		a.ctx, a.cancel = context.WithTimeoutCause(a.ctx, timeout, ErrAttemptTimeout)
+	}
+	return a
+}
+
+// result releases the attempt's timeout and returns err, marked with
+// ErrAttemptTimeout when the attempt's own deadline (not the caller's)
+// expired.
+func (a *attempt) result(parent context.Context, err error) error {
+	if a.cancel == nil {
+		return err
+	}
+	timedOut := errors.Is(context.Cause(a.ctx), ErrAttemptTimeout) && parent.Err() == nil
+	a.cancel()
+	if err != nil && timedOut && !errors.Is(err, ErrAttemptTimeout) {
+		return &attemptTimeoutError{err: err}
+	}
+	return err
+}
+
+type attemptTimeoutError struct{ err error }
+
+func (e *attemptTimeoutError) Error() string { return ErrAttemptTimeout.Error() + ": " + e.err.Error() }
+func (e *attemptTimeoutError) Unwrap() []error {
+	return []error{ErrAttemptTimeout, e.err}
+}
+
+// decision is what follows a failed attempt: a backoff, or the outcome that
+// ends the call.
+type decision struct {
+	outcome   string // non-empty: stop with this outcome
+	retryable bool
+	delay     time.Duration
+	source    string
+}
+
+// decide classifies attempt n's error and, when it is to be retried,
+// chooses the delay. It stops on a done context, a permanent error, the last
+// attempt, a Retry-After hint above MaxRetryAfter, a delay that would pass
+// the caller's deadline, and a refusal of the budget, in that order.
+func (c *call) decide(ctx context.Context, n int, err error) decision {
+	if cerr := ctx.Err(); cerr != nil {
+		return decision{outcome: ctxOutcome(cerr)}
+	}
+	if !c.retryable(err) {
+		return decision{outcome: OutcomeNotRetryable}
+	}
+	d := decision{retryable: true}
+	budget := c.r.budget
+	if budget != nil {
+		budget.Record(ctx, false)
+	}
+	if n >= c.maxAttempts {
+		d.outcome = OutcomeExhausted
+		return d
+	}
+	if hint, ok := retryAfter(err); ok {
+		if hint > c.cfg.maxRetryAfter() {
+			d.outcome = OutcomeRetryAfterTooLong
+			return d
+		}
+		d.delay, d.source = hint, sourceRetryAfter
+	} else {
+		d.delay, d.source = c.cfg.backoff(n, c.r.random()), sourceComputed
+	}
+	if dl, ok := ctx.Deadline(); ok && !time.Now().Add(d.delay).Before(dl) {
+		d.outcome = OutcomeDeadline
+		return d
+	}
+	if budget != nil && !budget.AllowRetry(ctx) {
+		if c.metrics != nil {
+			c.r.tel.budgetRefused.Add(ctx, 1, c.metrics.attemptOK...)
+		}
+		d.outcome = OutcomeBudgetExhausted
+	}
+	return d
+}
+
+// retryable applies the idempotency guard, then the classification rules.
+func (c *call) retryable(err error) bool {
+	if idem := c.r.idem; idem != nil && !c.cfg.RetryNonIdempotent && !idem.Idempotent() {
+		return false
+	}
+	return retryable(c.cfg, err)
+}
+
+// endAttempt ends attempt a with its error (nil on success) and, for a
+// failure, the decision that follows it.
+func (c *call) endAttempt(ctx context.Context, a *attempt, err error, d decision) {
+	if c.metrics != nil {
+		if err == nil {
+			c.r.tel.attempts.Add(ctx, 1, c.metrics.attemptOK...)
+		} else {
+			c.r.tel.attempts.Add(ctx, 1, c.metrics.with(AttrErrorType.String(errorType(err))))
+		}
+	}
+	if a.span == nil {
+		return
+	}
+	if err != nil {
+		a.span.SetStatus(codes.Error, err.Error())
+		a.span.SetAttributes(AttrErrorType.String(errorType(err)), AttrRetryable.Bool(d.retryable))
+		if d.outcome == "" {
+			a.span.SetAttributes(AttrBackoff.Float64(d.delay.Seconds()), AttrBackoffSource.String(d.source))
+		}
+	}
+	a.span.End()
+}
+
+// sleep waits d.delay before the attempt after n, after telling the call
+// span, the metrics and the hooks. It returns the outcome that ends the call
+// when the caller's context ends first, else "".
+func (c *call) sleep(ctx context.Context, n int, err error, d decision, items int) string {
+	if c.recording {
+		c.span.AddEvent(eventBackoff, trace.WithAttributes(
+			AttrAttempt.Int(n), AttrBackoff.Float64(d.delay.Seconds())))
+	}
+	if c.metrics != nil {
+		c.r.tel.backoff.Record(ctx, d.delay.Seconds(), c.metrics.recordOK...)
+	}
+	if len(c.r.onRetry) > 0 {
+		ev := RetryEvent{
+			Operation:  c.operation,
+			Method:     c.method,
+			Attempt:    n,
+			Err:        err,
+			Delay:      d.delay,
+			RetryAfter: d.source == sourceRetryAfter,
+			Items:      items,
+		}
+		for _, hook := range c.r.onRetry {
+			hook(ctx, ev)
+		}
+	}
+	if d.delay <= 0 {
+		if cerr := ctx.Err(); cerr != nil {
+			return ctxOutcome(cerr)
+		}
+		return ""
+	}
+	t := time.NewTimer(d.delay)
+	defer t.Stop()
+	select {
+	case <-t.C:
+		return ""
+	case <-ctx.Done():
+		return ctxOutcome(ctx.Err())
+	}
+}
+
+// newError builds the *Error of a call, or of a batch item, that ended with
+// outcome after attempts attempts.
+func (c *call) newError(ctx context.Context, outcome string, attempts int, last error) *Error {
+	e := &Error{Operation: c.operation, Outcome: outcome, Attempts: attempts, Err: last}
+	if outcome == OutcomeCanceled || outcome == OutcomeDeadline {
+		e.ContextErr = ctx.Err()
+		if e.ContextErr == nil {
+			// Stopped early: the next attempt could not start before the
+			// deadline.
+			e.ContextErr = context.DeadlineExceeded
+		}
+	}
+	return e
+}
+
+// succeed ends a call that succeeded on attempt n.
+func (c *call) succeed(ctx context.Context, n int, extra ...attribute.KeyValue) {
+	if c.metrics != nil {
+		c.r.tel.calls.Add(ctx, 1, c.metrics.callOK...)
+	}
+	if c.span == nil {
+		return
+	}
+	if c.recording {
+		c.span.SetAttributes(AttrAttempts.Int(n), AttrOutcome.String(OutcomeSuccess))
+		c.span.SetAttributes(extra...)
+	}
+	c.span.End()
+}
+
+// fail ends a call that failed with err: it records the outcome and logs
+// the one WARN record of the call.
+func (c *call) fail(ctx context.Context, err *Error, extra ...attribute.KeyValue) {
+	etype := errorType(err)
+	if c.metrics != nil {
+		c.r.tel.calls.Add(ctx, 1, c.metrics.with(AttrOutcome.String(err.Outcome), AttrErrorType.String(etype)))
+	}
+	if c.span != nil {
+		if c.recording {
+			c.span.SetAttributes(AttrAttempts.Int(err.Attempts), AttrOutcome.String(err.Outcome), AttrErrorType.String(etype))
+			c.span.SetAttributes(extra...)
+			c.span.SetStatus(codes.Error, err.Error())
+		}
+		c.span.End()
+	}
+	if c.r.logger != nil {
+		c.r.logger.LogAttrs(ctx, slog.LevelWarn, "retry: call failed",
+			slog.String("operation", c.operation),
+			slog.String("method", c.method),
+			slog.String("outcome", err.Outcome),
+			slog.Int("attempts", err.Attempts),
+			slog.String("error", err.Error()))
+	}
+}

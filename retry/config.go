@@ -1,0 +1,125 @@
+package retry
+
+import (
+	"fmt"
+	"math"
+	"time"
+)
+
+// RetryConfig is the retry policy of one operation: plain data that can be
+// written in Go or loaded from JSON (durations as Go duration strings such as
+// "500ms"). The zero value makes one attempt and never retries.
+type RetryConfig struct {
+	// MaxRetries is the number of retries after the first attempt; 0 means
+	// no retry.
+	MaxRetries int
+	// InitialBackoff is the delay before the first retry.
+	InitialBackoff time.Duration
+	// MaxBackoff caps every computed delay, after jitter. A server's
+	// Retry-After hint may exceed it, up to MaxRetryAfter.
+	MaxBackoff time.Duration
+	// BackoffFactor is the growth of the delay per retry; 0 means 2.
+	BackoffFactor float64
+	// Jitter, in [0, 1], subtracts a random share of each delay:
+	// delay = d × (1 − Jitter × U[0,1)). 1 is full jitter.
+	Jitter float64
+	// RetryableErrors, when non-empty, restricts retries to errors that
+	// match one of them with errors.Is. Not written to JSON.
+	RetryableErrors []error
+	// PerAttemptTimeout bounds each attempt; 0 means none. An attempt that
+	// runs out of it is retryable, and its error matches ErrAttemptTimeout.
+	PerAttemptTimeout time.Duration
+	// MaxRetryAfter is the longest server Retry-After hint honoured; 0 means
+	// 60s. A longer hint ends retrying at once.
+	MaxRetryAfter time.Duration
+	// FirstChunkTimeout bounds, for Stream, the wait from creation to the
+	// first value; 0 means none. An attempt that yields nothing within it is
+	// abandoned and retried.
+	FirstChunkTimeout time.Duration
+	// RetryNonIdempotent opts in to retrying a Runnable whose Idempotent()
+	// reports false. Such a Runnable should deduplicate by the InvocationID
+	// of AttemptFromContext.
+	RetryNonIdempotent bool
+	// RetryIf, when set, decides which errors are retried, after an error's
+	// own Retryable() verdict and before every other rule. Not written to JSON.
+	RetryIf func(error) bool `json:"-"`
+}
+
+// Seed values of DefaultRetryConfig and of zero fields.
+const (
+	defaultBackoffFactor = 2
+	defaultMaxRetryAfter = 60 * time.Second
+	maxMaxRetries        = math.MaxInt32
+)
+
+// DefaultRetryConfig returns the recommended starting policy: 3 retries,
+// 1s initial backoff doubling up to 30s, 10% jitter.
+func DefaultRetryConfig() RetryConfig {
+	return RetryConfig{
+		MaxRetries:     3,
+		InitialBackoff: time.Second,
+		MaxBackoff:     30 * time.Second,
+		BackoffFactor:  defaultBackoffFactor,
+		Jitter:         0.1,
+	}
+}
+
+// ConfigError reports an invalid RetryConfig field. Field is the Go field
+// name; the message also gives the JSON name used in policy files.
+type ConfigError struct {
+	Operation string // the policy's operation, when known
+	Field     string
+	Reason    string
+}
+
+func (e *ConfigError) Error() string {
+	name := e.Field
+	if j := jsonName(e.Field); j != "" {
+		name = fmt.Sprintf("%s (%q)", e.Field, j)
+	}
+	if e.Operation != "" {
+		return fmt.Sprintf("retry: policy %q: %s %s", e.Operation, name, e.Reason)
+	}
+	return fmt.Sprintf("retry: RetryConfig.%s %s", name, e.Reason)
+}
+
+// Validate reports the first invalid field: a negative count or duration,
+// a NaN or infinite float, Jitter outside [0, 1], BackoffFactor below 1
+// (other than 0, which means 2), or MaxBackoff below InitialBackoff.
+func (c RetryConfig) Validate() error {
+	bad := func(field, format string, args ...any) error {
+		return &ConfigError{Field: field, Reason: fmt.Sprintf(format, args...)}
+	}
+	switch {
+	case c.MaxRetries < 0:
+		return bad("MaxRetries", "is %d, must not be negative", c.MaxRetries)
+	case c.MaxRetries > maxMaxRetries:
+		return bad("MaxRetries", "is %d, must be at most %d", c.MaxRetries, maxMaxRetries)
+	case c.InitialBackoff < 0:
+		return bad("InitialBackoff", "is %v, must not be negative", c.InitialBackoff)
+	case c.MaxBackoff < 0:
+		return bad("MaxBackoff", "is %v, must not be negative", c.MaxBackoff)
+	case math.IsNaN(c.BackoffFactor) || math.IsInf(c.BackoffFactor, 0):
+		return bad("BackoffFactor", "is %v, must be a finite number", c.BackoffFactor)
+	case c.BackoffFactor != 0 && c.BackoffFactor < 1:
+		return bad("BackoffFactor", "is %v, must be at least 1 (or 0 for the default 2)", c.BackoffFactor)
+	case math.IsNaN(c.Jitter) || c.Jitter < 0 || c.Jitter > 1:
+		return bad("Jitter", "is %v, must be within [0, 1]", c.Jitter)
+	case c.MaxBackoff < c.InitialBackoff:
+		return bad("MaxBackoff", "is %v, must be at least InitialBackoff (%v)", c.MaxBackoff, c.InitialBackoff)
+	case c.PerAttemptTimeout < 0:
+		return bad("PerAttemptTimeout", "is %v, must not be negative", c.PerAttemptTimeout)
+	case c.MaxRetryAfter < 0:
+		return bad("MaxRetryAfter", "is %v, must not be negative", c.MaxRetryAfter)
+	case c.FirstChunkTimeout < 0:
+		return bad("FirstChunkTimeout", "is %v, must not be negative", c.FirstChunkTimeout)
+	}
+	return nil
+}
+
+func (c *RetryConfig) maxRetryAfter() time.Duration {
+	if c.MaxRetryAfter == 0 {
+		return defaultMaxRetryAfter
+	}
+	return c.MaxRetryAfter
+}

@@ -1,0 +1,87 @@
+package retry
+
+import (
+	"errors"
+	"fmt"
+)
+
+// Outcomes: why a call ended. They are the values of the retry.outcome
+// telemetry attribute and of Error.Outcome.
+const (
+	OutcomeSuccess           = "success"
+	OutcomeNotRetryable      = "not_retryable"
+	OutcomeExhausted         = "exhausted"
+	OutcomeCanceled          = "canceled"
+	OutcomeDeadline          = "deadline"
+	OutcomeBudgetExhausted   = "budget_exhausted"
+	OutcomeRetryAfterTooLong = "retry_after_too_long"
+	OutcomeCommitted         = "committed"
+)
+
+// ErrAttemptTimeout is matched (errors.Is) by the error of an attempt that
+// ran out of RetryConfig.PerAttemptTimeout while the caller's context was
+// still live. List it in RetryableErrors to keep such attempts retryable.
+var ErrAttemptTimeout = errors.New("attempt timed out")
+
+// Error is the error of every failed call of a RetryRunnable: how many
+// attempts were made, why retrying stopped, and the last attempt's error.
+// When the caller's context ended the call, its error is reachable too:
+// errors.Is(err, context.Canceled) holds after a cancellation.
+type Error struct {
+	// Operation is the call's resolved operation, "" when it has none.
+	Operation string
+	// Outcome is one of the Outcome constants.
+	Outcome string
+	// Attempts is the number of attempts made.
+	Attempts int
+	// Err is the last attempt's error; nil when no attempt was made.
+	Err error
+	// ContextErr is the caller's context error when the context ended the
+	// call (outcome canceled or deadline), else nil.
+	ContextErr error
+}
+
+// Error returns "retry: <operation>: <outcome> after N attempts: <last error>".
+func (e *Error) Error() string {
+	cause := e.Err
+	if cause == nil {
+		cause = e.ContextErr
+	}
+	op := ""
+	if e.Operation != "" {
+		op = e.Operation + ": "
+	}
+	if cause == nil {
+		return fmt.Sprintf("retry: %s%s after %d attempts", op, e.Outcome, e.Attempts)
+	}
+	return fmt.Sprintf("retry: %s%s after %d attempts: %v", op, e.Outcome, e.Attempts, cause)
+}
+
+// Unwrap returns the last attempt's error and the context's error, so
+// errors.Is and errors.As reach both.
+func (e *Error) Unwrap() []error {
+	switch {
+	case e.Err != nil && e.ContextErr != nil:
+		return []error{e.Err, e.ContextErr}
+	case e.Err != nil:
+		return []error{e.Err}
+	case e.ContextErr != nil:
+		return []error{e.ContextErr}
+	}
+	return nil
+}
+
+// Permanent marks err as never worth retrying: a RetryRunnable stops at once
+// on an error that wraps it (classification rule 2). Permanent(nil) is nil.
+func Permanent(err error) error {
+	if err == nil {
+		return nil
+	}
+	return &permanentError{err: err}
+}
+
+type permanentError struct{ err error }
+
+func (e *permanentError) Error() string   { return e.err.Error() }
+func (e *permanentError) Unwrap() error   { return e.err }
+func (e *permanentError) Retryable() bool { return false }

@@ -1,0 +1,5 @@
+package retry
+
+import "errors"
+
+var errFlaky = errors.New("flaky")

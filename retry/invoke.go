@@ -1,0 +1,46 @@
+package retry
+
+import (
+	"context"
+
+	"github.com/steadfast-go/steadfast/core"
+)
+
+// Invoke calls the inner Runnable's Invoke until it succeeds, fails with an
+// error that is not retryable, or the policy, the budget or the caller's
+// context ends the call. Every failure is a *Error. Invoke starts no
+// goroutine; each backoff uses one timer, stopped on return.
+func (r *RetryRunnable) Invoke(ctx context.Context, input any, opts ...core.Option) (any, error) {
+	var c call
+	ctx = r.begin(ctx, &c, methodInvoke, opts)
+	var last error
+	for n := 1; ; n++ {
+		if cerr := ctx.Err(); cerr != nil {
+			e := c.newError(ctx, ctxOutcome(cerr), n-1, last)
+			c.fail(ctx, e)
+			return nil, e
+		}
+		a := c.startAttempt(ctx, n, c.cfg.PerAttemptTimeout)
+		out, err := r.inner.Invoke(a.ctx, input, opts...)
+		err = a.result(ctx, err)
+		if err == nil {
+			c.endAttempt(ctx, &a, nil, decision{})
+			if r.budget != nil {
+				r.budget.Record(ctx, true)
+			}
+			c.succeed(ctx, n)
+			return out, nil
+		}
+		last = err
+		d := c.decide(ctx, n, err)
+		c.endAttempt(ctx, &a, err, d)
+		if d.outcome == "" {
+			d.outcome = c.sleep(ctx, n, err, d, 1)
+		}
+		if d.outcome != "" {
+			e := c.newError(ctx, d.outcome, n, err)
+			c.fail(ctx, e)
+			return nil, e
+		}
+	}
+}

@@ -1,0 +1,143 @@
+package retry
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"math/rand/v2"
+
+	"github.com/steadfast-go/steadfast/core"
+)
+
+// RetryRunnable wraps a core.Runnable and retries its transient failures with
+// capped exponential backoff and jitter, honouring the caller's context and
+// the server's Retry-After hints, and records every attempt and backoff in
+// OpenTelemetry.
+//
+// Invoke retries the call; Batch re-sends only the failed items; Stream
+// retries creation and the wait for the first chunk, and never anything after
+// it. A RetryRunnable is safe for concurrent use; it starts no goroutine
+// except, for Stream, the one that forwards chunks until the stream ends.
+type RetryRunnable struct {
+	inner    core.Runnable
+	cfg      RetryConfig
+	policies map[string]*RetryConfig
+	name     string           // the inner Runnable's Name(), if any
+	idem     core.Idempotency // the inner Runnable's, if it implements it
+	budget   Budget
+	onRetry  []func(ctx context.Context, ev RetryEvent)
+	logger   *slog.Logger
+	random   func() float64
+	tel      *telemetry
+}
+
+// New returns a RetryRunnable that retries inner's failures under cfg. It
+// reports an error when inner is nil or a policy is invalid.
+func New(inner core.Runnable, cfg RetryConfig, opts ...Option) (*RetryRunnable, error) {
+	if inner == nil {
+		return nil, errors.New("retry: New: inner Runnable is nil")
+	}
+	r, err := configure(cfg, opts)
+	if err != nil {
+		return nil, err
+	}
+	r.bind(inner)
+	return r, nil
+}
+
+// NewRetryRunnable is like New but panics when New would return an error.
+// Use it where inner and cfg are constants of the program.
+func NewRetryRunnable(inner core.Runnable, cfg RetryConfig, opts ...Option) *RetryRunnable {
+	r, err := New(inner, cfg, opts...)
+	if err != nil {
+		panic(err)
+	}
+	return r
+}
+
+// Middleware returns a core.Middleware that wraps a Runnable in a
+// RetryRunnable. It validates cfg and the options at once and panics on an
+// invalid policy, so a bad configuration fails at start-up, not on a call.
+// The Runnables it wraps share one set of telemetry instruments.
+func Middleware(cfg RetryConfig, opts ...Option) core.Middleware {
+	base, err := configure(cfg, opts)
+	if err != nil {
+		panic(fmt.Errorf("retry: Middleware: %w", err))
+	}
+	return func(inner core.Runnable) core.Runnable {
+		if inner == nil {
+			panic("retry: Middleware: inner Runnable is nil")
+		}
+		r := *base
+		r.bind(inner)
+		return &r
+	}
+}
+
+// configure builds a RetryRunnable without its inner Runnable.
+func configure(cfg RetryConfig, opts []Option) (*RetryRunnable, error) {
+	if err := cfg.Validate(); err != nil {
+		return nil, err
+	}
+	var o options
+	for _, opt := range opts {
+		if opt != nil {
+			opt(&o)
+		}
+	}
+	r := &RetryRunnable{
+		cfg:     cfg,
+		budget:  o.budget,
+		onRetry: o.onRetry,
+		logger:  o.logger,
+		random:  o.random,
+	}
+	if r.random == nil {
+		r.random = rand.Float64
+	}
+	if len(o.policies) > 0 {
+		r.policies = make(map[string]*RetryConfig, len(o.policies))
+		for op, p := range o.policies {
+			if err := p.Validate(); err != nil {
+				if ce, ok := errors.AsType[*ConfigError](err); ok {
+					ce.Operation = op
+				}
+				return nil, err
+			}
+			r.policies[op] = &p
+		}
+	}
+	tel, err := newTelemetry(&o)
+	if err != nil {
+		return nil, err
+	}
+	r.tel = tel
+	return r, nil
+}
+
+func (r *RetryRunnable) bind(inner core.Runnable) {
+	r.inner = inner
+	if n, ok := inner.(core.Named); ok {
+		r.name = n.Name()
+	}
+	r.idem, _ = inner.(core.Idempotency)
+}
+
+// Name returns the inner Runnable's Name, so decorators keep naming the
+// operation after wrapping.
+func (r *RetryRunnable) Name() string { return r.name }
+
+// Idempotent reports the inner Runnable's Idempotent, true when it does not
+// say.
+func (r *RetryRunnable) Idempotent() bool { return r.idem == nil || r.idem.Idempotent() }
+
+// policy returns the policy of operation.
+func (r *RetryRunnable) policy(operation string) *RetryConfig {
+	if r.policies != nil {
+		if p, ok := r.policies[operation]; ok {
+			return p
+		}
+	}
+	return &r.cfg
+}

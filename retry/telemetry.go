@@ -1,0 +1,208 @@
+package retry
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strconv"
+	"sync"
+
+	"go.opentelemetry.io/otel"
+	"go.opentelemetry.io/otel/attribute"
+	"go.opentelemetry.io/otel/metric"
+	mnoop "go.opentelemetry.io/otel/metric/noop"
+	"go.opentelemetry.io/otel/trace"
+	tnoop "go.opentelemetry.io/otel/trace/noop"
+)
+
+// ScopeName is the OpenTelemetry instrumentation scope of the tracer and
+// meter: the retry package's import path.
+const ScopeName = "github.com/steadfast-go/steadfast/retry"
+
+// Attribute keys of spans and metrics.
+const (
+	AttrOperation     = attribute.Key("retry.operation")
+	AttrMethod        = attribute.Key("retry.method")
+	AttrMaxRetries    = attribute.Key("retry.max_retries")
+	AttrAttempts      = attribute.Key("retry.attempts")
+	AttrOutcome       = attribute.Key("retry.outcome")
+	AttrAttempt       = attribute.Key("retry.attempt")
+	AttrRetryable     = attribute.Key("retry.retryable")
+	AttrBackoff       = attribute.Key("retry.backoff")
+	AttrBackoffSource = attribute.Key("retry.backoff.source")
+	AttrBatchItems    = attribute.Key("retry.batch.items")
+	AttrStreamChunks  = attribute.Key("retry.stream.chunks")
+	AttrErrorType     = attribute.Key("error.type")
+)
+
+// Span and event names.
+const (
+	spanInvoke   = "retry.invoke"
+	spanBatch    = "retry.batch"
+	spanStream   = "retry.stream"
+	spanAttempt  = "retry.attempt"
+	eventBackoff = "retry.backoff"
+)
+
+// Values of retry.method and retry.backoff.source.
+const (
+	methodInvoke = "invoke"
+	methodBatch  = "batch"
+	methodStream = "stream"
+
+	sourceComputed   = "computed"
+	sourceRetryAfter = "retry_after"
+)
+
+// telemetry holds the tracer and instruments of one RetryRunnable. A nil
+// tracer means tracing is off (a noop provider was given); a nil counter
+// means metrics are off.
+type telemetry struct {
+	tracer        trace.Tracer
+	attempts      metric.Int64Counter
+	calls         metric.Int64Counter
+	backoff       metric.Float64Histogram
+	budgetRefused metric.Int64Counter
+	attrs         sync.Map // metricKey → *metricAttrs
+}
+
+func newTelemetry(o *options) (*telemetry, error) {
+	t := &telemetry{}
+	tp := o.tracerProvider
+	if tp == nil {
+		tp = otel.GetTracerProvider()
+	}
+	switch tp.(type) {
+	case tnoop.TracerProvider, *tnoop.TracerProvider:
+	default:
+		t.tracer = tp.Tracer(ScopeName)
+	}
+	mp := o.meterProvider
+	if mp == nil {
+		mp = otel.GetMeterProvider()
+	}
+	switch mp.(type) {
+	case mnoop.MeterProvider, *mnoop.MeterProvider:
+		return t, nil
+	}
+	m := mp.Meter(ScopeName)
+	var err error
+	if t.attempts, err = m.Int64Counter("retry.attempts",
+		metric.WithDescription("Attempts made, including first attempts."),
+		metric.WithUnit("{attempt}")); err != nil {
+		return nil, fmt.Errorf("retry: metric retry.attempts: %w", err)
+	}
+	if t.calls, err = m.Int64Counter("retry.calls",
+		metric.WithDescription("Calls ended, by outcome."),
+		metric.WithUnit("{call}")); err != nil {
+		return nil, fmt.Errorf("retry: metric retry.calls: %w", err)
+	}
+	if t.backoff, err = m.Float64Histogram("retry.backoff.duration",
+		metric.WithDescription("Backoff delays before retries."),
+		metric.WithUnit("s")); err != nil {
+		return nil, fmt.Errorf("retry: metric retry.backoff.duration: %w", err)
+	}
+	if t.budgetRefused, err = m.Int64Counter("retry.budget.refused",
+		metric.WithDescription("Retries refused by the retry budget."),
+		metric.WithUnit("{retry}")); err != nil {
+		return nil, fmt.Errorf("retry: metric retry.budget.refused: %w", err)
+	}
+	return t, nil
+}
+
+type metricKey struct{ operation, method string }
+
+// metricAttrs are the prebuilt measurement options of one operation and
+// method, so the success path records metrics without allocating.
+type metricAttrs struct {
+	base      []attribute.KeyValue
+	attemptOK []metric.AddOption
+	callOK    []metric.AddOption
+	recordOK  []metric.RecordOption
+}
+
+func (t *telemetry) metricAttrs(operation, method string) *metricAttrs {
+	key := metricKey{operation, method}
+	if a, ok := t.attrs.Load(key); ok {
+		return a.(*metricAttrs)
+	}
+	base := []attribute.KeyValue{AttrMethod.String(method)}
+	if operation != "" {
+		base = append(base, AttrOperation.String(operation))
+	}
+	baseSet := metric.WithAttributeSet(attribute.NewSet(base...))
+	a := &metricAttrs{
+		base:      base,
+		attemptOK: []metric.AddOption{baseSet},
+		recordOK:  []metric.RecordOption{baseSet},
+		callOK:    []metric.AddOption{metric.WithAttributeSet(attribute.NewSet(append(base[:len(base):len(base)], AttrOutcome.String(OutcomeSuccess))...))},
+	}
+	actual, _ := t.attrs.LoadOrStore(key, a)
+	return actual.(*metricAttrs)
+}
+
+func (a *metricAttrs) with(kv ...attribute.KeyValue) metric.MeasurementOption {
+	all := make([]attribute.KeyValue, 0, len(a.base)+len(kv))
+	all = append(append(all, a.base...), kv...)
+	return metric.WithAttributeSet(attribute.NewSet(all...))
+}
+
+// errorType is the bounded error.type of err: its status code; else
+// canceled, deadline_exceeded or timeout; else the Go type of the innermost
+// error; else _OTHER.
+func errorType(err error) string {
+	if err == nil {
+		return "_OTHER"
+	}
+	if t, ok := errors.AsType[errorTyper](err); ok {
+		if s := t.ErrorType(); s != "" {
+			return s
+		}
+	}
+	if code, ok := statusCode(err); ok {
+		return strconv.Itoa(code)
+	}
+	switch {
+	case errors.Is(err, ErrAttemptTimeout):
+		return "timeout"
+	case errors.Is(err, context.Canceled):
+		return "canceled"
+	case errors.Is(err, context.DeadlineExceeded):
+		return "deadline_exceeded"
+	}
+	if ne, ok := errors.AsType[interface {
+		error
+		Timeout() bool
+	}](err); ok && ne.Timeout() {
+		return "timeout"
+	}
+	return fmt.Sprintf("%T", innermost(err))
+}
+
+// errorTyper lets an error (a provider adapter's) name its own bounded
+// error.type, such as a provider's error code.
+type errorTyper interface {
+	error
+	ErrorType() string
+}
+
+func innermost(err error) error {
+	for {
+		switch u := err.(type) {
+		case interface{ Unwrap() error }:
+			next := u.Unwrap()
+			if next == nil {
+				return err
+			}
+			err = next
+		case interface{ Unwrap() []error }:
+			errs := u.Unwrap()
+			if len(errs) == 0 || errs[0] == nil {
+				return err
+			}
+			err = errs[0]
+		default:
+			return err
+		}
+	}
+}

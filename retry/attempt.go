@@ -77,4 +77,3 @@ var (
 		return hex.EncodeToString(b[:])
 	}()
 )
-

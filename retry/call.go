@@ -22,7 +22,7 @@ type call struct {
 	operation   string
 	method      string
 	maxAttempts int
-	first       *attemptCtx // the first attempt's context, root of the InvocationID
+	first       *attemptCtx  // the first attempt's context, root of the InvocationID
 	span        trace.Span   // the call span; nil when tracing is off
 	recording   bool         // span is recording: build attributes and attempt spans
 	metrics     *metricAttrs // nil when metrics are off

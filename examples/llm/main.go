@@ -3,11 +3,13 @@
 // prints every attempt, its error and the delay chosen, then a summary.
 //
 //	go run ./examples/llm
+//	go run ./examples/llm -stream   # a streaming LLM that fails before and after its first token
 package main
 
 import (
 	"context"
 	"errors"
+	"flag"
 	"fmt"
 	"io"
 	"os"
@@ -56,6 +58,12 @@ func (l *flakyLLM) complete(_ context.Context, input any, _ ...core.Option) (any
 }
 
 func main() {
+	stream := flag.Bool("stream", false, "stream the completions token by token")
+	flag.Parse()
+	run := run
+	if *stream {
+		run = runStream
+	}
 	if err := run(os.Stdout); err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		os.Exit(1)

@@ -26,3 +26,23 @@ func TestRun(t *testing.T) {
 		}
 	})
 }
+
+func TestRunStream(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		var out bytes.Buffer
+		if err := runStream(&out); err != nil {
+			t.Fatal(err)
+		}
+		got := out.String()
+		for _, want := range []string{
+			"[attempt 1 failed before the first token: llm: overloaded before the first token (503)",
+			"Retries keep a streaming answer whole, never doubled.",
+			"Retries keep a \n  stream failed after its first token, not retried: llm: connection dropped mid-stream (502)",
+			"summary: 3 streams opened for 2 prompts",
+		} {
+			if !strings.Contains(got, want) {
+				t.Errorf("output lacks %q:\n%s", want, got)
+			}
+		}
+	})
+}

@@ -1,0 +1,238 @@
+package retry
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/steadfast-go/steadfast/core"
+)
+
+// Stream calls the inner Runnable's Stream and retries until the stream
+// commits: its first chunk is delivered to the consumer.
+//
+// Before the commit, a failed creation (the inner Stream returning an error),
+// an error value arriving before the first chunk, and an attempt that yields
+// nothing within FirstChunkTimeout are retried with the same policy and
+// backoff as Invoke; each abandoned attempt's stream is cancelled before the
+// next attempt starts. After the commit nothing is retried and no chunk is
+// ever delivered twice: an error value is passed on as the last value.
+//
+// Stream returns the *Error when creation retries run out. When retries run
+// out after a creation succeeded, the *Error is the only value on the
+// channel. One goroutine forwards the chunks; it ends when the stream ends
+// or ctx is done. A consumer that stops reading early must cancel ctx.
+func (r *RetryRunnable) Stream(ctx context.Context, input any, opts ...core.Option) (<-chan any, error) {
+	s := &streamCall{input: input, opts: opts}
+	ctx = r.begin(ctx, &s.c, methodStream, opts)
+	if e := s.create(ctx); e != nil {
+		s.c.fail(ctx, e)
+		return nil, e
+	}
+	out := make(chan any)
+	go s.forward(ctx, out)
+	return out, nil
+}
+
+// streamCall is the state of one Stream call.
+type streamCall struct {
+	c      call
+	input  any
+	opts   []core.Option
+	n      int                     // attempts made
+	cur    attempt                 // the live attempt, once created
+	cancel context.CancelCauseFunc // cancels the live attempt's stream
+	ch     <-chan any              // the live attempt's stream
+	last   error                   // the last failed attempt's error
+	chunks int                     // chunks delivered to the consumer
+}
+
+// create makes attempts until one returns a stream, and returns the *Error
+// that ends the call when none does.
+func (s *streamCall) create(ctx context.Context) *Error {
+	c := &s.c
+	for {
+		if cerr := ctx.Err(); cerr != nil {
+			return c.newError(ctx, ctxOutcome(cerr), s.n, s.last)
+		}
+		s.n++
+		a := c.startAttempt(ctx, s.n, 0)
+		sctx, cancel := context.WithCancelCause(a.ctx)
+		var timer *time.Timer
+		if d := c.cfg.PerAttemptTimeout; d > 0 {
+			timer = time.AfterFunc(d, func() { cancel(ErrAttemptTimeout) })
+		}
+		ch, err := c.r.inner.Stream(sctx, s.input, s.opts...)
+		if timer != nil && !timer.Stop() && ctx.Err() == nil {
+			err = timedOut(err, fmt.Errorf("stream creation took longer than %v", c.cfg.PerAttemptTimeout))
+		}
+		if err == nil && ch == nil {
+			err = Permanent(errors.New("retry: inner Stream returned neither a channel nor an error"))
+		}
+		if err == nil {
+			s.cur, s.cancel, s.ch = a, cancel, ch
+			return nil
+		}
+		cancel(nil)
+		if e := s.failed(ctx, &a, err); e != nil {
+			return e
+		}
+	}
+}
+
+// timedOut marks an attempt's error as its own timeout.
+func timedOut(err, fallback error) error {
+	if err == nil {
+		err = fallback
+	}
+	if errors.Is(err, ErrAttemptTimeout) {
+		return err
+	}
+	return &attemptTimeoutError{err: err}
+}
+
+// failed ends a failed attempt and sleeps the backoff; it returns the *Error
+// that ends the call when there is to be no next attempt.
+func (s *streamCall) failed(ctx context.Context, a *attempt, err error) *Error {
+	c := &s.c
+	s.last = err
+	d := c.decide(ctx, a.n, err)
+	c.endAttempt(ctx, a, err, d)
+	if d.outcome == "" {
+		d.outcome = c.sleep(ctx, a.n, err, d, 1)
+	}
+	if d.outcome != "" {
+		return c.newError(ctx, d.outcome, a.n, err)
+	}
+	return nil
+}
+
+// What the first receive of an attempt's stream found.
+const (
+	gotChunk   = iota // a chunk: the stream commits once it is delivered
+	gotEnd            // the stream closed without a value: an empty success
+	gotFailure        // an error value or FirstChunkTimeout: retry
+	gotDone           // the caller's context ended
+)
+
+// forward runs on the stream's goroutine: it waits for the first value,
+// retrying until the stream commits, then forwards every chunk until the
+// stream ends or ctx is done.
+func (s *streamCall) forward(ctx context.Context, out chan<- any) {
+	defer close(out)
+	defer func() { s.cancel(nil) }() // the live attempt's, whichever it is by then
+	for {
+		v, got, err := s.first(ctx)
+		switch got {
+		case gotEnd:
+			s.succeed(ctx)
+			return
+		case gotDone:
+			s.abort(ctx)
+			return
+		case gotFailure:
+			s.cancel(nil)
+			e := s.failed(ctx, &s.cur, err)
+			if e == nil {
+				e = s.create(ctx)
+			}
+			if e != nil {
+				select {
+				case out <- e:
+				case <-ctx.Done():
+				}
+				s.c.fail(ctx, e, AttrStreamChunks.Int(0))
+				return
+			}
+			continue
+		}
+		select {
+		case out <- v:
+		case <-ctx.Done():
+			s.abort(ctx)
+			return
+		}
+		break
+	}
+	// Committed: from here on nothing is retried.
+	s.chunks = 1
+	if b := s.c.r.budget; b != nil {
+		b.Record(ctx, true)
+	}
+	for {
+		select {
+		case v, ok := <-s.ch:
+			if !ok {
+				s.succeed(ctx)
+				return
+			}
+			if err, isErr := v.(error); isErr {
+				select {
+				case out <- err:
+				case <-ctx.Done():
+				}
+				s.committedFailure(ctx, err)
+				return
+			}
+			select {
+			case out <- v:
+				s.chunks++
+			case <-ctx.Done():
+				s.abort(ctx)
+				return
+			}
+		case <-ctx.Done():
+			s.abort(ctx)
+			return
+		}
+	}
+}
+
+// first waits for the live attempt's first value.
+func (s *streamCall) first(ctx context.Context) (any, int, error) {
+	var timeout <-chan time.Time
+	if d := s.c.cfg.FirstChunkTimeout; d > 0 {
+		t := time.NewTimer(d)
+		defer t.Stop()
+		timeout = t.C
+	}
+	select {
+	case v, ok := <-s.ch:
+		if !ok {
+			return nil, gotEnd, nil
+		}
+		if err, isErr := v.(error); isErr {
+			return nil, gotFailure, err
+		}
+		return v, gotChunk, nil
+	case <-timeout:
+		return nil, gotFailure, &attemptTimeoutError{
+			err: fmt.Errorf("no first chunk within FirstChunkTimeout %v", s.c.cfg.FirstChunkTimeout)}
+	case <-ctx.Done():
+		return nil, gotDone, nil
+	}
+}
+
+// succeed ends a stream that closed normally.
+func (s *streamCall) succeed(ctx context.Context) {
+	s.c.endAttempt(ctx, &s.cur, nil, decision{})
+	if b := s.c.r.budget; b != nil && s.chunks == 0 {
+		b.Record(ctx, true)
+	}
+	s.c.succeed(ctx, s.n, AttrStreamChunks.Int(s.chunks))
+}
+
+// committedFailure ends a stream that failed after its commit.
+func (s *streamCall) committedFailure(ctx context.Context, err error) {
+	s.c.endAttempt(ctx, &s.cur, err, decision{outcome: OutcomeCommitted})
+	s.c.fail(ctx, &Error{Operation: s.c.operation, Outcome: OutcomeCommitted, Attempts: s.n, Err: err},
+		AttrStreamChunks.Int(s.chunks))
+}
+
+// abort ends a stream whose caller's context ended.
+func (s *streamCall) abort(ctx context.Context) {
+	outcome := ctxOutcome(ctx.Err())
+	s.c.endAttempt(ctx, &s.cur, ctx.Err(), decision{outcome: outcome})
+	s.c.fail(ctx, s.c.newError(ctx, outcome, s.n, s.last), AttrStreamChunks.Int(s.chunks))
+}

@@ -206,8 +206,8 @@ func (b *batchCall) allowed(ctx context.Context, items []int, n int) []int {
 			kept = append(kept, idx)
 			continue
 		}
-		if c.metrics != nil {
-			c.r.tel.budgetRefused.Add(ctx, 1, c.metrics.attemptOK...)
+		if c.metrics {
+			c.r.tel.budgetRefused.Add(ctx, 1, c.attrs.attemptOK...)
 		}
 		b.finish(ctx, []int{idx}, OutcomeBudgetExhausted, n)
 	}

@@ -7,6 +7,8 @@ import (
 	"time"
 
 	"go.opentelemetry.io/otel/metric/noop"
+	sdkmetric "go.opentelemetry.io/otel/sdk/metric"
+	sdktrace "go.opentelemetry.io/otel/sdk/trace"
 	tnoop "go.opentelemetry.io/otel/trace/noop"
 
 	"github.com/steadfast-go/steadfast/core"
@@ -27,6 +29,30 @@ var telemetrySetups = []struct {
 		retry.WithMeterProvider(noop.NewMeterProvider()),
 	}},
 	{"telemetry=globals", nil},
+	{"telemetry=sdk-traces", []retry.Option{
+		retry.WithTracerProvider(recordingTracerProvider),
+		retry.WithMeterProvider(noop.NewMeterProvider()),
+	}},
+	{"telemetry=sdk", []retry.Option{
+		retry.WithTracerProvider(recordingTracerProvider),
+		retry.WithMeterProvider(sdkmetric.NewMeterProvider(sdkmetric.WithReader(sdkmetric.NewManualReader()))),
+	}},
+}
+
+// recordingTracerProvider samples and records every span, and exports none,
+// so a benchmark measures the instrumentation, not an exporter.
+var recordingTracerProvider = sdktrace.NewTracerProvider(sdktrace.WithSampler(sdktrace.AlwaysSample()))
+
+// BenchmarkOneSpan is the unit of DESIGN.md §5's tracing targets: one span
+// started and ended with the recording SDK.
+func BenchmarkOneSpan(b *testing.B) {
+	tracer := recordingTracerProvider.Tracer("bench")
+	ctx := context.Background()
+	b.ReportAllocs()
+	for b.Loop() {
+		_, span := tracer.Start(ctx, "span")
+		span.End()
+	}
 }
 
 func benchConfig() retry.RetryConfig {

@@ -22,10 +22,11 @@ type call struct {
 	operation   string
 	method      string
 	maxAttempts int
-	first       *attemptCtx  // the first attempt's context, root of the InvocationID
-	span        trace.Span   // the call span; nil when tracing is off
-	recording   bool         // span is recording: build attributes and attempt spans
-	metrics     *metricAttrs // nil when metrics are off
+	first       *attemptCtx // the first attempt's context, root of the InvocationID
+	span        trace.Span  // the call span; nil when tracing is off
+	recording   bool        // span is recording: build attributes and attempt spans
+	attrs       *opAttrs    // nil when tracing and metrics are off
+	metrics     bool        // metrics are on
 }
 
 // begin starts call c and returns the context of its call span.
@@ -42,17 +43,17 @@ func (r *RetryRunnable) begin(ctx context.Context, c *call, method string, opts 
 		method:      method,
 		maxAttempts: cfg.MaxRetries + 1,
 	}
-	if r.tel.calls != nil {
-		c.metrics = r.tel.metricAttrs(op, method)
+	if r.tel.tracer == nil && r.tel.calls == nil {
+		return ctx
 	}
+	c.attrs = r.tel.opAttrs(op, method, cfg.MaxRetries)
+	c.metrics = r.tel.calls != nil
 	if r.tel.tracer != nil {
+		// Attributes are set at the end, in one call, from prebuilt slices:
+		// cheaper than start options, and nothing is built when the span
+		// does not record.
 		ctx, c.span = r.tel.tracer.Start(ctx, callSpanName(method))
-		if c.recording = c.span.IsRecording(); c.recording {
-			c.span.SetAttributes(AttrMaxRetries.Int(cfg.MaxRetries))
-			if op != "" {
-				c.span.SetAttributes(AttrOperation.String(op))
-			}
-		}
+		c.recording = c.span.IsRecording()
 	}
 	return ctx
 }
@@ -92,8 +93,7 @@ func (c *call) startAttempt(ctx context.Context, n int, timeout time.Duration) a
 	}
 	a.ctx = actx
 	if c.recording {
-		a.ctx, a.span = c.r.tel.tracer.Start(a.ctx, spanAttempt,
-			trace.WithAttributes(AttrAttempt.Int(n)))
+		a.ctx, a.span = c.r.tel.tracer.Start(a.ctx, spanAttempt)
 	}
 	if timeout > 0 {
 		a.ctx, a.cancel = context.WithTimeoutCause(a.ctx, timeout, ErrAttemptTimeout)
@@ -166,8 +166,8 @@ func (c *call) decide(ctx context.Context, n int, err error) decision {
 		return d
 	}
 	if budget != nil && !budget.AllowRetry(ctx) {
-		if c.metrics != nil {
-			c.r.tel.budgetRefused.Add(ctx, 1, c.metrics.attemptOK...)
+		if c.metrics {
+			c.r.tel.budgetRefused.Add(ctx, 1, c.attrs.attemptOK...)
 		}
 		d.outcome = OutcomeBudgetExhausted
 	}
@@ -185,23 +185,27 @@ func (c *call) retryable(err error) bool {
 // endAttempt ends attempt a with its error (nil on success) and, for a
 // failure, the decision that follows it.
 func (c *call) endAttempt(ctx context.Context, a *attempt, err error, d decision) {
-	if c.metrics != nil {
+	if c.metrics {
 		if err == nil {
-			c.r.tel.attempts.Add(ctx, 1, c.metrics.attemptOK...)
+			c.r.tel.attempts.Add(ctx, 1, c.attrs.attemptOK...)
 		} else {
-			c.r.tel.attempts.Add(ctx, 1, c.metrics.with(AttrErrorType.String(errorType(err))))
+			c.r.tel.attempts.Add(ctx, 1, c.attrs.with(AttrErrorType.String(errorType(err))))
 		}
 	}
 	if a.span == nil {
 		return
 	}
-	if err != nil {
-		a.span.SetStatus(codes.Error, err.Error())
-		a.span.SetAttributes(AttrErrorType.String(errorType(err)), AttrRetryable.Bool(d.retryable))
-		if d.outcome == "" {
-			a.span.SetAttributes(AttrBackoff.Float64(d.delay.Seconds()), AttrBackoffSource.String(d.source))
-		}
+	if err == nil {
+		a.span.SetAttributes(attemptAttr(a.n)...)
+		a.span.End()
+		return
 	}
+	a.span.SetStatus(codes.Error, err.Error())
+	kv := append(attemptAttr(a.n)[:1:1], AttrErrorType.String(errorType(err)), AttrRetryable.Bool(d.retryable))
+	if d.outcome == "" {
+		kv = append(kv, AttrBackoff.Float64(d.delay.Seconds()), AttrBackoffSource.String(d.source))
+	}
+	a.span.SetAttributes(kv...)
 	a.span.End()
 }
 
@@ -213,8 +217,8 @@ func (c *call) sleep(ctx context.Context, n int, err error, d decision, items in
 		c.span.AddEvent(eventBackoff, trace.WithAttributes(
 			AttrAttempt.Int(n), AttrBackoff.Float64(d.delay.Seconds())))
 	}
-	if c.metrics != nil {
-		c.r.tel.backoff.Record(ctx, d.delay.Seconds(), c.metrics.recordOK...)
+	if c.metrics {
+		c.r.tel.backoff.Record(ctx, d.delay.Seconds(), c.attrs.recordOK...)
 	}
 	if len(c.r.onRetry) > 0 {
 		ev := RetryEvent{
@@ -263,15 +267,14 @@ func (c *call) newError(ctx context.Context, outcome string, attempts int, last 
 
 // succeed ends a call that succeeded on attempt n.
 func (c *call) succeed(ctx context.Context, n int, extra ...attribute.KeyValue) {
-	if c.metrics != nil {
-		c.r.tel.calls.Add(ctx, 1, c.metrics.callOK...)
+	if c.metrics {
+		c.r.tel.calls.Add(ctx, 1, c.attrs.callOK...)
 	}
 	if c.span == nil {
 		return
 	}
 	if c.recording {
-		c.span.SetAttributes(AttrAttempts.Int(n), AttrOutcome.String(OutcomeSuccess))
-		c.span.SetAttributes(extra...)
+		c.span.SetAttributes(c.attrs.callEnd(n, OutcomeSuccess, extra...)...)
 	}
 	c.span.End()
 }
@@ -280,13 +283,12 @@ func (c *call) succeed(ctx context.Context, n int, extra ...attribute.KeyValue) 
 // the one WARN record of the call.
 func (c *call) fail(ctx context.Context, err *Error, extra ...attribute.KeyValue) {
 	etype := errorType(err)
-	if c.metrics != nil {
-		c.r.tel.calls.Add(ctx, 1, c.metrics.with(AttrOutcome.String(err.Outcome), AttrErrorType.String(etype)))
+	if c.metrics {
+		c.r.tel.calls.Add(ctx, 1, c.attrs.with(AttrOutcome.String(err.Outcome), AttrErrorType.String(etype)))
 	}
 	if c.span != nil {
 		if c.recording {
-			c.span.SetAttributes(AttrAttempts.Int(err.Attempts), AttrOutcome.String(err.Outcome), AttrErrorType.String(etype))
-			c.span.SetAttributes(extra...)
+			c.span.SetAttributes(c.attrs.callEnd(err.Attempts, err.Outcome, append(extra, AttrErrorType.String(etype))...)...)
 			c.span.SetStatus(codes.Error, err.Error())
 		}
 		c.span.End()

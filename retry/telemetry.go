@@ -63,7 +63,7 @@ type telemetry struct {
 	calls         metric.Int64Counter
 	backoff       metric.Float64Histogram
 	budgetRefused metric.Int64Counter
-	attrs         sync.Map // metricKey → *metricAttrs
+	attrs         sync.Map // opKey → *opAttrs
 }
 
 func newTelemetry(o *options) (*telemetry, error) {
@@ -110,38 +110,78 @@ func newTelemetry(o *options) (*telemetry, error) {
 	return t, nil
 }
 
-type metricKey struct{ operation, method string }
-
-// metricAttrs are the prebuilt measurement options of one operation and
-// method, so the success path records metrics without allocating.
-type metricAttrs struct {
-	base      []attribute.KeyValue
-	attemptOK []metric.AddOption
-	callOK    []metric.AddOption
-	recordOK  []metric.RecordOption
+type opKey struct {
+	operation, method string
+	maxRetries        int
 }
 
-func (t *telemetry) metricAttrs(operation, method string) *metricAttrs {
-	key := metricKey{operation, method}
+// opAttrs are the prebuilt span start options and measurement options of one
+// operation, method and policy, so the success path neither builds
+// attributes nor allocates for them.
+type opAttrs struct {
+	call       []attribute.KeyValue    // the call span's policy attributes
+	successEnd [8][]attribute.KeyValue // call span attributes of a success on attempt i+1
+	base       []attribute.KeyValue
+	attemptOK  []metric.AddOption
+	callOK     []metric.AddOption
+	recordOK   []metric.RecordOption
+}
+
+func (t *telemetry) opAttrs(operation, method string, maxRetries int) *opAttrs {
+	key := opKey{operation, method, maxRetries}
 	if a, ok := t.attrs.Load(key); ok {
-		return a.(*metricAttrs)
+		return a.(*opAttrs)
 	}
 	base := []attribute.KeyValue{AttrMethod.String(method)}
+	call := []attribute.KeyValue{AttrMaxRetries.Int(maxRetries)}
 	if operation != "" {
 		base = append(base, AttrOperation.String(operation))
+		call = append(call, AttrOperation.String(operation))
 	}
 	baseSet := metric.WithAttributeSet(attribute.NewSet(base...))
-	a := &metricAttrs{
+	a := &opAttrs{
+		call:      call,
 		base:      base,
 		attemptOK: []metric.AddOption{baseSet},
 		recordOK:  []metric.RecordOption{baseSet},
 		callOK:    []metric.AddOption{metric.WithAttributeSet(attribute.NewSet(append(base[:len(base):len(base)], AttrOutcome.String(OutcomeSuccess))...))},
 	}
+	for i := range a.successEnd {
+		a.successEnd[i] = append(call[:len(call):len(call)], AttrAttempts.Int(i+1), AttrOutcome.String(OutcomeSuccess))
+	}
 	actual, _ := t.attrs.LoadOrStore(key, a)
-	return actual.(*metricAttrs)
+	return actual.(*opAttrs)
 }
 
-func (a *metricAttrs) with(kv ...attribute.KeyValue) metric.MeasurementOption {
+// callEnd returns the call span's attributes at its end: the policy's, the
+// attempts made and the outcome, then extra.
+func (a *opAttrs) callEnd(attempts int, outcome string, extra ...attribute.KeyValue) []attribute.KeyValue {
+	if outcome == OutcomeSuccess && len(extra) == 0 && attempts >= 1 && attempts <= len(a.successEnd) {
+		return a.successEnd[attempts-1]
+	}
+	kv := make([]attribute.KeyValue, 0, len(a.call)+2+len(extra))
+	kv = append(kv, a.call...)
+	kv = append(kv, AttrAttempts.Int(attempts), AttrOutcome.String(outcome))
+	return append(kv, extra...)
+}
+
+// attemptAttrs holds the retry.attempt attribute of the first attempt
+// spans, built once.
+var attemptAttrs = func() (kv [8][]attribute.KeyValue) {
+	for i := range kv {
+		kv[i] = []attribute.KeyValue{AttrAttempt.Int(i + 1)}
+	}
+	return kv
+}()
+
+func attemptAttr(n int) []attribute.KeyValue {
+	if n >= 1 && n <= len(attemptAttrs) {
+		return attemptAttrs[n-1]
+	}
+	return []attribute.KeyValue{AttrAttempt.Int(n)}
+}
+
+func (a *opAttrs) with(kv ...attribute.KeyValue) metric.MeasurementOption {
 	all := make([]attribute.KeyValue, 0, len(a.base)+len(kv))
 	all = append(append(all, a.base...), kv...)
 	return metric.WithAttributeSet(attribute.NewSet(all...))

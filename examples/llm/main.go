@@ -4,6 +4,7 @@
 //
 //	go run ./examples/llm
 //	go run ./examples/llm -stream   # a streaming LLM that fails before and after its first token
+//	go run ./examples/llm -trace    # also print every span with the OpenTelemetry stdout exporter
 package main
 
 import (
@@ -15,6 +16,9 @@ import (
 	"os"
 	"sync"
 	"time"
+
+	"go.opentelemetry.io/otel/exporters/stdout/stdouttrace"
+	sdktrace "go.opentelemetry.io/otel/sdk/trace"
 
 	"github.com/steadfast-go/steadfast/core"
 	"github.com/steadfast-go/steadfast/retry"
@@ -59,18 +63,30 @@ func (l *flakyLLM) complete(_ context.Context, input any, _ ...core.Option) (any
 
 func main() {
 	stream := flag.Bool("stream", false, "stream the completions token by token")
+	traced := flag.Bool("trace", false, "print every span with the OpenTelemetry stdout exporter")
 	flag.Parse()
 	run := run
 	if *stream {
 		run = runStream
 	}
-	if err := run(os.Stdout); err != nil {
+	var opts []retry.Option
+	if *traced {
+		exp, err := stdouttrace.New(stdouttrace.WithPrettyPrint())
+		if err != nil {
+			fmt.Fprintln(os.Stderr, err)
+			os.Exit(1)
+		}
+		tp := sdktrace.NewTracerProvider(sdktrace.WithSyncer(exp))
+		defer tp.Shutdown(context.Background())
+		opts = append(opts, retry.WithTracerProvider(tp))
+	}
+	if err := run(os.Stdout, opts...); err != nil {
 		fmt.Fprintln(os.Stderr, err)
-		os.Exit(1)
+		os.Exit(1) // the syncer exporter has already written every span
 	}
 }
 
-func run(w io.Writer) error {
+func run(w io.Writer, opts ...retry.Option) error {
 	llm := &flakyLLM{failures: map[string][]error{
 		"summarise the news": {&apiError{code: 429, retryAfter: 300 * time.Millisecond, msg: "rate limit exceeded"}},
 		"translate to French": {
@@ -86,7 +102,7 @@ func run(w io.Writer) error {
 		MaxBackoff:     2 * time.Second,
 		Jitter:         0.2,
 	}
-	r, err := retry.New(core.RunnableFunc(llm.complete), cfg,
+	r, err := retry.New(core.RunnableFunc(llm.complete), cfg, append(opts,
 		retry.WithOnRetry(func(_ context.Context, ev retry.RetryEvent) {
 			source := "backoff"
 			if ev.RetryAfter {
@@ -94,7 +110,7 @@ func run(w io.Writer) error {
 			}
 			fmt.Fprintf(w, "  attempt %d failed: %v; retrying in %v (%s)\n",
 				ev.Attempt, ev.Err, ev.Delay.Round(time.Millisecond), source)
-		}))
+		}))...)
 	if err != nil {
 		return err
 	}

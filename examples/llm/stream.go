@@ -65,13 +65,13 @@ func (l *streamingLLM) Stream(ctx context.Context, in any, _ ...core.Option) (<-
 	return ch, nil
 }
 
-func runStream(w io.Writer) error {
+func runStream(w io.Writer, opts ...retry.Option) error {
 	llm := &streamingLLM{}
 	cfg := retry.RetryConfig{MaxRetries: 3, InitialBackoff: 100 * time.Millisecond, MaxBackoff: 2 * time.Second, Jitter: 0.2}
-	r, err := retry.New(llm, cfg, retry.WithOnRetry(func(_ context.Context, ev retry.RetryEvent) {
+	r, err := retry.New(llm, cfg, append(opts, retry.WithOnRetry(func(_ context.Context, ev retry.RetryEvent) {
 		fmt.Fprintf(w, "  [attempt %d failed before the first token: %v; retrying in %v]\n",
 			ev.Attempt, ev.Err, ev.Delay.Round(time.Millisecond))
-	}))
+	}))...)
 	if err != nil {
 		return err
 	}

@@ -65,7 +65,8 @@ func DefaultRetryConfig() RetryConfig {
 }
 
 // ConfigError reports an invalid RetryConfig field. Field is the Go field
-// name; the message also gives the JSON name used in policy files.
+// name (or, for an unknown JSON field, the name as written); the message
+// also gives the JSON name used in policy files.
 type ConfigError struct {
 	Operation string // the policy's operation, when known
 	Field     string

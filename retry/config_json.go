@@ -78,7 +78,7 @@ func (c *RetryConfig) UnmarshalJSON(data []byte) error {
 	for name, val := range raw {
 		f, ok := lookupField(name)
 		if !ok {
-			return fmt.Errorf("retry: RetryConfig: unknown field %q", name)
+			return &ConfigError{Field: name, Reason: "is not a field of RetryConfig"}
 		}
 		if err := f.decode(&next, val); err != nil {
 			return &ConfigError{Field: f.goName, Reason: err.Error()}

@@ -4,12 +4,13 @@
 //
 //   - By default a RetryRunnable never retries a Runnable whose Idempotent()
 //     is false: the caller gets the error and no second charge is made.
+//
 //   - With RetryNonIdempotent in its policy the call is retried, and the tool
 //     uses retry.AttemptFromContext's InvocationID, the same on every attempt
 //     of one call, as its idempotency key: the retry returns the first
 //     charge's receipt instead of charging again.
 //
-//	go run ./examples/tool
+//     go run ./examples/tool
 package main
 
 import (

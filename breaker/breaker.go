@@ -1,0 +1,299 @@
+// Package breaker stops calling a provider that is down: a core.Runnable
+// decorator over a github.com/sony/gobreaker/v2 circuit breaker.
+//
+// The circuit opens after consecutive failures (by default gobreaker's:
+// more than 5), rejects calls while open with an *OpenError, lets probe
+// calls through once its Timeout has passed (half-open) and closes again on
+// their success. The retry layer classifies *OpenError as not retryable, so
+// a retried call stops at once when the circuit opens: put the breaker
+// inside the retry layer so that every attempt passes it.
+//
+// Cancellations by the caller count neither as failures nor as successes
+// (a context ended with a cause of its own, such as the retry layer's
+// per-attempt timeout, counts as a failure). Errors with a 4xx status other
+// than 408 and 429 count as successes: the request, not the provider, was at
+// fault (override with Settings.IsSuccessful). A Stream counts by its outcome when it ends.
+// State changes go to the hook of WithOnStateChange, to the
+// breaker.state_changes counter, and as a breaker.state_change event to
+// the span of the call that caused them.
+package breaker
+
+import (
+	"context"
+	"errors"
+	"fmt"
+
+	"github.com/sony/gobreaker/v2"
+	"go.opentelemetry.io/otel"
+	"go.opentelemetry.io/otel/attribute"
+	"go.opentelemetry.io/otel/metric"
+	"go.opentelemetry.io/otel/trace"
+
+	"github.com/steadfast-go/steadfast/core"
+)
+
+// ScopeName is the OpenTelemetry instrumentation scope of the meter.
+const ScopeName = "github.com/steadfast-go/steadfast/breaker"
+
+// Attribute keys of the breaker's events and metrics.
+const (
+	AttrName  = attribute.Key("breaker.name")
+	AttrFrom  = attribute.Key("breaker.from")
+	AttrTo    = attribute.Key("breaker.to")
+	AttrState = attribute.Key("breaker.state")
+)
+
+// OpenError is the error of a call the circuit rejected: open, or half-open
+// with its probes already under way. It unwraps to gobreaker.ErrOpenState or
+// gobreaker.ErrTooManyRequests.
+type OpenError struct {
+	Name string
+	Err  error
+}
+
+func (e *OpenError) Error() string { return fmt.Sprintf("breaker %q: %v", e.Name, e.Err) }
+func (e *OpenError) Unwrap() error { return e.Err }
+
+// Retryable reports false: while the circuit is open, retries fail fast.
+func (e *OpenError) Retryable() bool { return false }
+
+// errCallerDone marks a call that ended because the caller's context did:
+// excluded from the circuit's counts.
+var errCallerDone = errors.New("breaker: caller's context done")
+
+// Option configures a Runnable.
+type Option func(*config)
+
+type config struct {
+	onStateChange []func(name string, from, to gobreaker.State)
+	mp            metric.MeterProvider
+}
+
+// WithOnStateChange adds a hook called on every state change.
+func WithOnStateChange(hook func(name string, from, to gobreaker.State)) Option {
+	return func(c *config) {
+		if hook != nil {
+			c.onStateChange = append(c.onStateChange, hook)
+		}
+	}
+}
+
+// WithMeterProvider sets the meter provider; the default is the global one.
+func WithMeterProvider(mp metric.MeterProvider) Option {
+	return func(c *config) {
+		if mp != nil {
+			c.mp = mp
+		}
+	}
+}
+
+// Runnable is a core.Runnable behind a circuit breaker. It is safe for
+// concurrent use.
+type Runnable struct {
+	inner core.Runnable
+	cb    *gobreaker.TwoStepCircuitBreaker[any]
+	name  string
+}
+
+// New returns inner behind a new circuit configured by st. Settings left
+// zero take gobreaker's defaults; st.IsExcluded and st.IsSuccessful, when
+// set, are consulted after the rules of the package doc. It reports an
+// error when inner is nil.
+func New(inner core.Runnable, st gobreaker.Settings, opts ...Option) (*Runnable, error) {
+	if inner == nil {
+		return nil, errors.New("breaker: New: inner Runnable is nil")
+	}
+	var c config
+	for _, opt := range opts {
+		if opt != nil {
+			opt(&c)
+		}
+	}
+	if c.mp == nil {
+		c.mp = otel.GetMeterProvider()
+	}
+	changes, err := c.mp.Meter(ScopeName).Int64Counter("breaker.state_changes",
+		metric.WithDescription("Circuit state changes."), metric.WithUnit("{change}"))
+	if err != nil {
+		return nil, fmt.Errorf("breaker: metric breaker.state_changes: %w", err)
+	}
+	userExcluded, userSuccessful := st.IsExcluded, st.IsSuccessful
+	st.IsExcluded = func(err error) bool {
+		return errors.Is(err, errCallerDone) || (userExcluded != nil && userExcluded(err))
+	}
+	st.IsSuccessful = func(err error) bool {
+		if userSuccessful != nil {
+			return userSuccessful(err)
+		}
+		return err == nil || callersFault(err)
+	}
+	userChange := st.OnStateChange
+	st.OnStateChange = func(name string, from, to gobreaker.State) {
+		changes.Add(context.Background(), 1, metric.WithAttributes(
+			AttrName.String(name), AttrFrom.String(from.String()), AttrTo.String(to.String())))
+		if userChange != nil {
+			userChange(name, from, to)
+		}
+		for _, hook := range c.onStateChange {
+			hook(name, from, to)
+		}
+	}
+	return &Runnable{inner: inner, cb: gobreaker.NewTwoStepCircuitBreaker[any](st), name: st.Name}, nil
+}
+
+// Middleware returns a core.Middleware that puts each Runnable it wraps
+// behind a circuit of its own. It panics if New would fail.
+func Middleware(st gobreaker.Settings, opts ...Option) core.Middleware {
+	return func(inner core.Runnable) core.Runnable {
+		r, err := New(inner, st, opts...)
+		if err != nil {
+			panic(err)
+		}
+		return r
+	}
+}
+
+// State returns the circuit's state.
+func (r *Runnable) State() gobreaker.State { return r.cb.State() }
+
+// Counts returns the circuit's counts in the current period.
+func (r *Runnable) Counts() gobreaker.Counts { return r.cb.Counts() }
+
+// Name returns the inner Runnable's name, if it has one.
+func (r *Runnable) Name() string {
+	if n, ok := r.inner.(core.Named); ok {
+		return n.Name()
+	}
+	return ""
+}
+
+// Idempotent reports the inner Runnable's Idempotent, true when it does not
+// say.
+func (r *Runnable) Idempotent() bool {
+	i, ok := r.inner.(core.Idempotency)
+	return !ok || i.Idempotent()
+}
+
+// Invoke calls the inner Invoke if the circuit allows it.
+func (r *Runnable) Invoke(ctx context.Context, input any, opts ...core.Option) (any, error) {
+	done, err := r.allow(ctx)
+	if err != nil {
+		return nil, err
+	}
+	out, err := r.inner.Invoke(ctx, input, opts...)
+	r.report(ctx, done, err)
+	return out, err
+}
+
+// Batch calls the inner Batch if the circuit allows it. The batch counts as
+// one call: a failure when every item failed, else a success.
+func (r *Runnable) Batch(ctx context.Context, inputs []any, opts ...core.Option) ([]any, error) {
+	done, err := r.allow(ctx)
+	if err != nil {
+		return nil, err
+	}
+	outs, err := r.inner.Batch(ctx, inputs, opts...)
+	counted := err
+	if be, ok := errors.AsType[*core.BatchError](err); ok && len(be.Failed()) < len(inputs) {
+		counted = nil // some items went through: the provider answers
+	}
+	r.report(ctx, done, counted)
+	return outs, err
+}
+
+// Stream calls the inner Stream if the circuit allows it. The stream counts
+// when it ends: a failure if its last value is an error, else a success.
+func (r *Runnable) Stream(ctx context.Context, input any, opts ...core.Option) (<-chan any, error) {
+	done, err := r.allow(ctx)
+	if err != nil {
+		return nil, err
+	}
+	ch, err := r.inner.Stream(ctx, input, opts...)
+	if err != nil {
+		r.report(ctx, done, err)
+		return nil, err
+	}
+	out := make(chan any)
+	go func() {
+		defer close(out)
+		var last error
+		defer func() { r.report(ctx, done, last) }()
+		for {
+			select {
+			case v, ok := <-ch:
+				if !ok {
+					return
+				}
+				if e, isErr := v.(error); isErr {
+					last = e
+				}
+				select {
+				case out <- v:
+				case <-ctx.Done():
+					last = ctx.Err()
+					return
+				}
+			case <-ctx.Done():
+				last = ctx.Err()
+				return
+			}
+		}
+	}()
+	return out, nil
+}
+
+func (r *Runnable) allow(ctx context.Context) (func(error), error) {
+	done, err := r.cb.Allow()
+	if err != nil {
+		if span := trace.SpanFromContext(ctx); span.IsRecording() {
+			span.AddEvent("breaker.rejected", trace.WithAttributes(
+				AttrName.String(r.name), AttrState.String(r.cb.State().String())))
+		}
+		return nil, &OpenError{Name: r.name, Err: err}
+	}
+	return done, nil
+}
+
+// report tells the circuit how a call ended, and the call's span when that
+// changed the circuit's state.
+func (r *Runnable) report(ctx context.Context, done func(error), err error) {
+	if err != nil && callerEnded(ctx) {
+		err = errCallerDone
+	}
+	before := r.cb.State()
+	done(err)
+	if after := r.cb.State(); after != before {
+		if span := trace.SpanFromContext(ctx); span.IsRecording() {
+			span.AddEvent("breaker.state_change", trace.WithAttributes(
+				AttrName.String(r.name), AttrFrom.String(before.String()), AttrTo.String(after.String())))
+		}
+	}
+}
+
+// callerEnded reports a context cancelled, or past its deadline, by the
+// caller. A context ended with a cause of its own, such as the retry
+// layer's per-attempt timeout, is the provider being slow: not excluded.
+func callerEnded(ctx context.Context) bool {
+	if ctx.Err() == nil {
+		return false
+	}
+	cause := context.Cause(ctx)
+	return cause == context.Canceled || cause == context.DeadlineExceeded
+}
+
+// callersFault reports a 4xx status other than 408 and 429: the request
+// was wrong, the provider is healthy.
+func callersFault(err error) bool {
+	var code int
+	var s interface{ StatusCode() int }
+	var hs interface{ HTTPStatusCode() int }
+	switch {
+	case errors.As(err, &s):
+		code = s.StatusCode()
+	case errors.As(err, &hs):
+		code = hs.HTTPStatusCode()
+	default:
+		return false
+	}
+	return code >= 400 && code < 500 && code != 408 && code != 429
+}

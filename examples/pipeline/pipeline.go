@@ -1,0 +1,190 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/sony/gobreaker/v2"
+	"golang.org/x/time/rate"
+
+	"github.com/steadfast-go/steadfast/breaker"
+	"github.com/steadfast-go/steadfast/core"
+	"github.com/steadfast-go/steadfast/ratelimit"
+	"github.com/steadfast-go/steadfast/retry"
+)
+
+// config is the pipeline's command line.
+type config struct {
+	articles  int
+	workers   int
+	rateLimit float64 // probability of a 429 per LLM call
+	limiter   bool    // put a token bucket in front of the LLM
+	rps       float64 // the bucket's rate, calls per second
+	breaker   bool    // put a circuit breaker in front of the LLM
+	seed      uint64
+	latency   time.Duration // the simulated LLM's latency
+}
+
+func (c config) validate() error {
+	switch {
+	case c.articles < 0:
+		return fmt.Errorf("-articles is %d, must not be negative", c.articles)
+	case c.workers < 1:
+		return fmt.Errorf("-workers is %d, must be at least 1", c.workers)
+	case !(c.rateLimit >= 0 && c.rateLimit <= 1):
+		return fmt.Errorf("-rate-limit is %v, must be within [0, 1]", c.rateLimit)
+	case c.limiter && !(c.rps > 0):
+		return fmt.Errorf("-rps is %v, must be positive with -limiter", c.rps)
+	}
+	return nil
+}
+
+// Outcomes of an article.
+const (
+	succeeded  = "succeeded"
+	failed     = "failed"      // a permanent error, or cancelled
+	deadLetter = "dead letter" // transient failures outlasted the retries: worth re-driving later
+)
+
+type result struct {
+	outcome string
+	err     error
+}
+
+// summary is what the pipeline reports at the end.
+type summary struct {
+	articles, succeeded, failed, deadLetter, retries int
+	duration                                         time.Duration
+}
+
+type articleKey struct{}
+
+// runPipeline processes cfg.articles articles on cfg.workers workers: each
+// article is summarised, then its sentiment taken, each an LLM call behind
+// retries (and, if asked, a breaker and a rate limiter). Every article
+// produces exactly one result. Cancelling ctx ends backoffs at once; the
+// articles not finished are reported as cancelled.
+func runPipeline(ctx context.Context, cfg config, w io.Writer) (summary, error) {
+	if err := cfg.validate(); err != nil {
+		return summary{}, err
+	}
+	start := time.Now()
+	out := &syncWriter{w: w}
+	var retries atomic.Int64
+
+	policy := retry.RetryConfig{
+		MaxRetries:     2, // 3 attempts in all
+		InitialBackoff: 100 * time.Millisecond,
+		MaxBackoff:     2 * time.Second,
+		Jitter:         0.2,
+	}
+	onRetry := retry.WithOnRetry(func(ctx context.Context, ev retry.RetryEvent) {
+		retries.Add(1)
+		out.printf("[article %d] attempt %d failed (%v), retrying in %v\n",
+			ctx.Value(articleKey{}), ev.Attempt, ev.Err, ev.Delay.Round(time.Millisecond))
+	})
+	layers := []core.Middleware{retry.Middleware(policy, onRetry)}
+	if cfg.breaker {
+		layers = append(layers, breaker.Middleware(gobreaker.Settings{
+			Name:        "llm",
+			Timeout:     5 * time.Second,
+			ReadyToTrip: func(c gobreaker.Counts) bool { return c.ConsecutiveFailures >= 5 },
+		}))
+	}
+	if cfg.limiter {
+		layers = append(layers, ratelimit.Middleware(rate.NewLimiter(rate.Limit(cfg.rps), 1)))
+	}
+	llm := core.Chain(&simulatedLLM{rateLimit: cfg.rateLimit, seed: cfg.seed, latency: cfg.latency}, layers...)
+
+	jobs := make(chan int, cfg.articles)
+	for a := 1; a <= cfg.articles; a++ {
+		jobs <- a
+	}
+	close(jobs)
+	results := make([]result, cfg.articles+1)
+	var wg sync.WaitGroup
+	for range cfg.workers {
+		wg.Go(func() {
+			for a := range jobs {
+				res := process(ctx, llm, a)
+				results[a] = res
+				switch {
+				case res.outcome == deadLetter:
+					out.printf("[article %d] dead-lettered: %v\n", a, res.err)
+				case errors.Is(res.err, context.Canceled):
+					out.printf("[article %d] cancelled\n", a)
+				case res.outcome == failed:
+					out.printf("[article %d] failed: %v\n", a, res.err)
+				}
+			}
+		})
+	}
+	wg.Wait()
+
+	s := summary{articles: cfg.articles, retries: int(retries.Load()), duration: time.Since(start)}
+	for _, r := range results[1:] {
+		switch r.outcome {
+		case succeeded:
+			s.succeeded++
+		case deadLetter:
+			s.deadLetter++
+		default:
+			s.failed++
+		}
+	}
+	return s, nil
+}
+
+// process runs one article's tasks in order; the first that fails ends it.
+func process(ctx context.Context, llm core.Runnable, article int) result {
+	ctx = context.WithValue(ctx, articleKey{}, article)
+	for _, kind := range []string{"summarise", "sentiment"} {
+		if err := ctx.Err(); err != nil {
+			return result{outcome: failed, err: err}
+		}
+		_, err := llm.Invoke(ctx, task{article: article, kind: kind}, core.WithOperation("llm."+kind))
+		if err != nil {
+			return result{outcome: classify(err), err: err}
+		}
+	}
+	return result{outcome: succeeded}
+}
+
+// classify sorts a failed article: transient failures that outlasted the
+// retries, or an open circuit, go to the dead-letter queue; permanent
+// errors and cancellations have failed.
+func classify(err error) string {
+	var re *retry.Error
+	if !errors.As(err, &re) {
+		return failed
+	}
+	switch {
+	case re.Outcome == retry.OutcomeExhausted, re.Outcome == retry.OutcomeBudgetExhausted,
+		re.Outcome == retry.OutcomeRetryAfterTooLong, errors.Is(err, gobreaker.ErrOpenState):
+		return deadLetter
+	}
+	return failed
+}
+
+func (s summary) print(w io.Writer, cfg config) {
+	fmt.Fprintf(w, "Retry pipeline: %d articles, rate-limit=%.0f%%\n", s.articles, cfg.rateLimit*100)
+	fmt.Fprintf(w, "Succeeded: %d | Failed: %d | Dead letter: %d\n", s.succeeded, s.failed, s.deadLetter)
+	fmt.Fprintf(w, "Total retries: %d | Duration: %.3fs\n", s.retries, s.duration.Seconds())
+}
+
+// syncWriter serialises the workers' lines.
+type syncWriter struct {
+	mu sync.Mutex
+	w  io.Writer
+}
+
+func (s *syncWriter) printf(format string, args ...any) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	fmt.Fprintf(s.w, format, args...)
+}

@@ -1,0 +1,225 @@
+// Package ratelimit slows calls down before the provider has to say 429: a
+// core.Runnable decorator over a golang.org/x/time/rate token bucket.
+//
+// Each call takes a token (a Batch one per item). By default a call waits
+// for its token, unless the wait would pass the context's deadline, in which
+// case it fails at once; with WithFailFast it never waits and fails with a
+// *LimitedError, which the retry layer retries after exactly the wait the
+// bucket asks for. Put the limiter inside the retry layer
+// (core.Chain(r, retry.Middleware(...), ratelimit.Middleware(lim))) so that
+// every attempt takes a token.
+//
+// Pass the same *rate.Limiter to several decorators to share one bucket.
+// A waited token shows on the caller's span as a ratelimit.wait event and in
+// the ratelimit.wait.duration histogram.
+package ratelimit
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"go.opentelemetry.io/otel"
+	"go.opentelemetry.io/otel/attribute"
+	"go.opentelemetry.io/otel/metric"
+	"go.opentelemetry.io/otel/trace"
+	"golang.org/x/time/rate"
+
+	"github.com/steadfast-go/steadfast/core"
+)
+
+// ScopeName is the OpenTelemetry instrumentation scope of the meter.
+const ScopeName = "github.com/steadfast-go/steadfast/ratelimit"
+
+// AttrWait is the wait, in seconds, on the ratelimit.wait span event.
+const AttrWait = attribute.Key("ratelimit.wait")
+
+// ErrLimited is matched (errors.Is) by the errors of calls refused a token.
+var ErrLimited = errors.New("ratelimit: rate limited")
+
+// LimitedError is the error of a call refused a token: in fail-fast mode
+// when none is free now, in waiting mode when the wait would pass the
+// context's deadline. Wait is how long the token would take.
+type LimitedError struct {
+	Wait time.Duration
+	// Deadline reports that waiting was refused because of the context's
+	// deadline. Such an error is not retryable: time only runs shorter.
+	Deadline bool
+}
+
+func (e *LimitedError) Error() string {
+	if e.Deadline {
+		return fmt.Sprintf("ratelimit: a token takes %v, past the context's deadline", e.Wait)
+	}
+	return fmt.Sprintf("ratelimit: rate limited, next token in %v", e.Wait)
+}
+
+// Is makes errors.Is(err, ErrLimited) hold, and errors.Is(err,
+// context.DeadlineExceeded) for a deadline refusal.
+func (e *LimitedError) Is(target error) bool {
+	return target == ErrLimited || (e.Deadline && target == context.DeadlineExceeded)
+}
+
+// Retryable tells the retry layer that a fail-fast refusal is worth a retry
+// and a deadline refusal is not.
+func (e *LimitedError) Retryable() bool { return !e.Deadline }
+
+// RetryAfter tells the retry layer to wait exactly until the token is due.
+func (e *LimitedError) RetryAfter() time.Duration { return e.Wait }
+
+// Option configures a Runnable.
+type Option func(*Runnable)
+
+// WithFailFast makes calls fail at once with a *LimitedError instead of
+// waiting for a token.
+func WithFailFast() Option { return func(r *Runnable) { r.failFast = true } }
+
+// WithMeterProvider sets the meter provider; the default is the global one.
+func WithMeterProvider(mp metric.MeterProvider) Option {
+	return func(r *Runnable) {
+		if mp != nil {
+			r.mp = mp
+		}
+	}
+}
+
+// Runnable is a core.Runnable whose calls each take a token from a bucket
+// first. It is safe for concurrent use.
+type Runnable struct {
+	inner    core.Runnable
+	lim      *rate.Limiter
+	failFast bool
+	mp       metric.MeterProvider
+	waits    metric.Float64Histogram
+}
+
+// New returns inner behind the token bucket lim. It reports an error when
+// inner or lim is nil.
+func New(inner core.Runnable, lim *rate.Limiter, opts ...Option) (*Runnable, error) {
+	if inner == nil {
+		return nil, errors.New("ratelimit: New: inner Runnable is nil")
+	}
+	if lim == nil {
+		return nil, errors.New("ratelimit: New: rate.Limiter is nil")
+	}
+	r := &Runnable{inner: inner, lim: lim}
+	for _, opt := range opts {
+		if opt != nil {
+			opt(r)
+		}
+	}
+	if r.mp == nil {
+		r.mp = otel.GetMeterProvider()
+	}
+	var err error
+	r.waits, err = r.mp.Meter(ScopeName).Float64Histogram("ratelimit.wait.duration",
+		metric.WithDescription("Time calls waited for a token."), metric.WithUnit("s"))
+	if err != nil {
+		return nil, fmt.Errorf("ratelimit: metric ratelimit.wait.duration: %w", err)
+	}
+	return r, nil
+}
+
+// Middleware returns a core.Middleware that puts Runnables behind lim, all
+// sharing it. It panics when lim is nil.
+func Middleware(lim *rate.Limiter, opts ...Option) core.Middleware {
+	if lim == nil {
+		panic("ratelimit: Middleware: rate.Limiter is nil")
+	}
+	return func(inner core.Runnable) core.Runnable {
+		r, err := New(inner, lim, opts...)
+		if err != nil {
+			panic(err)
+		}
+		return r
+	}
+}
+
+// Invoke takes a token, then calls the inner Invoke.
+func (r *Runnable) Invoke(ctx context.Context, input any, opts ...core.Option) (any, error) {
+	if err := r.acquire(ctx, 1); err != nil {
+		return nil, err
+	}
+	return r.inner.Invoke(ctx, input, opts...)
+}
+
+// Batch takes a token per input, then calls the inner Batch.
+func (r *Runnable) Batch(ctx context.Context, inputs []any, opts ...core.Option) ([]any, error) {
+	if err := r.acquire(ctx, len(inputs)); err != nil {
+		return nil, err
+	}
+	return r.inner.Batch(ctx, inputs, opts...)
+}
+
+// Stream takes a token, then calls the inner Stream.
+func (r *Runnable) Stream(ctx context.Context, input any, opts ...core.Option) (<-chan any, error) {
+	if err := r.acquire(ctx, 1); err != nil {
+		return nil, err
+	}
+	return r.inner.Stream(ctx, input, opts...)
+}
+
+// Name returns the inner Runnable's name, if it has one.
+func (r *Runnable) Name() string {
+	if n, ok := r.inner.(core.Named); ok {
+		return n.Name()
+	}
+	return ""
+}
+
+// Idempotent reports the inner Runnable's Idempotent, true when it does not
+// say.
+func (r *Runnable) Idempotent() bool {
+	i, ok := r.inner.(core.Idempotency)
+	return !ok || i.Idempotent()
+}
+
+// acquire takes n tokens, in steps of at most the burst.
+func (r *Runnable) acquire(ctx context.Context, n int) error {
+	for n > 0 {
+		step := min(n, max(r.lim.Burst(), 1))
+		if err := r.take(ctx, step); err != nil {
+			return err
+		}
+		n -= step
+	}
+	return nil
+}
+
+func (r *Runnable) take(ctx context.Context, n int) error {
+	now := time.Now()
+	if r.lim.AllowN(now, n) {
+		return nil
+	}
+	res := r.lim.ReserveN(now, n)
+	if !res.OK() {
+		// Only a zero burst (with a finite rate) refuses outright.
+		return &LimitedError{Wait: rate.InfDuration}
+	}
+	wait := res.DelayFrom(now)
+	if wait == 0 {
+		return nil
+	}
+	if r.failFast {
+		res.CancelAt(now)
+		return &LimitedError{Wait: wait}
+	}
+	if dl, ok := ctx.Deadline(); ok && dl.Sub(now) < wait {
+		res.CancelAt(now)
+		return &LimitedError{Wait: wait, Deadline: true}
+	}
+	if span := trace.SpanFromContext(ctx); span.IsRecording() {
+		span.AddEvent("ratelimit.wait", trace.WithAttributes(AttrWait.Float64(wait.Seconds())))
+	}
+	r.waits.Record(ctx, wait.Seconds())
+	t := time.NewTimer(wait)
+	defer t.Stop()
+	select {
+	case <-t.C:
+		return nil
+	case <-ctx.Done():
+		res.Cancel()
+		return ctx.Err()
+	}
+}

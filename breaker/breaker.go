@@ -160,19 +160,11 @@ func (r *Runnable) State() gobreaker.State { return r.cb.State() }
 func (r *Runnable) Counts() gobreaker.Counts { return r.cb.Counts() }
 
 // Name returns the inner Runnable's name, if it has one.
-func (r *Runnable) Name() string {
-	if n, ok := r.inner.(core.Named); ok {
-		return n.Name()
-	}
-	return ""
-}
+func (r *Runnable) Name() string { return core.NameOf(r.inner) }
 
 // Idempotent reports the inner Runnable's Idempotent, true when it does not
 // say.
-func (r *Runnable) Idempotent() bool {
-	i, ok := r.inner.(core.Idempotency)
-	return !ok || i.Idempotent()
-}
+func (r *Runnable) Idempotent() bool { return core.IsIdempotent(r.inner) }
 
 // Invoke calls the inner Invoke if the circuit allows it.
 func (r *Runnable) Invoke(ctx context.Context, input any, opts ...core.Option) (any, error) {

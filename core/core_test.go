@@ -121,3 +121,22 @@ func TestChainSkipsNil(t *testing.T) {
 		t.Errorf("Chain(r, nil).Invoke() = %v, %v, want 1, nil", out, err)
 	}
 }
+
+type namedIdem struct {
+	core.RunnableFunc
+	idem bool
+}
+
+func (namedIdem) Name() string       { return "tool" }
+func (n namedIdem) Idempotent() bool { return n.idem }
+
+func TestNameOfAndIsIdempotent(t *testing.T) {
+	var plain core.Runnable = core.RunnableFunc(nil)
+	if core.NameOf(plain) != "" || !core.IsIdempotent(plain) {
+		t.Error("a plain Runnable: want no name and idempotent")
+	}
+	r := namedIdem{idem: false}
+	if core.NameOf(r) != "tool" || core.IsIdempotent(r) {
+		t.Error("namedIdem: want name tool and not idempotent")
+	}
+}

@@ -41,3 +41,19 @@ type Named interface {
 type Idempotency interface {
 	Idempotent() bool
 }
+
+// NameOf returns r's Name when r implements Named, else "". Decorators use
+// it to keep the name of what they wrap.
+func NameOf(r Runnable) string {
+	if n, ok := r.(Named); ok {
+		return n.Name()
+	}
+	return ""
+}
+
+// IsIdempotent returns r's Idempotent when r implements Idempotency, else
+// true: a Runnable that does not say is presumed safe to repeat.
+func IsIdempotent(r Runnable) bool {
+	i, ok := r.(Idempotency)
+	return !ok || i.Idempotent()
+}

@@ -161,19 +161,11 @@ func (r *Runnable) Stream(ctx context.Context, input any, opts ...core.Option) (
 }
 
 // Name returns the inner Runnable's name, if it has one.
-func (r *Runnable) Name() string {
-	if n, ok := r.inner.(core.Named); ok {
-		return n.Name()
-	}
-	return ""
-}
+func (r *Runnable) Name() string { return core.NameOf(r.inner) }
 
 // Idempotent reports the inner Runnable's Idempotent, true when it does not
 // say.
-func (r *Runnable) Idempotent() bool {
-	i, ok := r.inner.(core.Idempotency)
-	return !ok || i.Idempotent()
-}
+func (r *Runnable) Idempotent() bool { return core.IsIdempotent(r.inner) }
 
 // acquire takes n tokens, in steps of at most the burst.
 func (r *Runnable) acquire(ctx context.Context, n int) error {

@@ -118,9 +118,7 @@ func configure(cfg RetryConfig, opts []Option) (*RetryRunnable, error) {
 
 func (r *RetryRunnable) bind(inner core.Runnable) {
 	r.inner = inner
-	if n, ok := inner.(core.Named); ok {
-		r.name = n.Name()
-	}
+	r.name = core.NameOf(inner)
 	r.idem, _ = inner.(core.Idempotency)
 }
 

@@ -274,7 +274,7 @@ func (c *call) succeed(ctx context.Context, n int, extra ...attribute.KeyValue) 
 		return
 	}
 	if c.recording {
-		c.span.SetAttributes(c.attrs.callEnd(n, OutcomeSuccess, extra...)...)
+		c.span.SetAttributes(c.attrs.callEnd(n, OutcomeSuccess, append(extra, c.r.callAttrs...)...)...)
 	}
 	c.span.End()
 }
@@ -288,7 +288,7 @@ func (c *call) fail(ctx context.Context, err *Error, extra ...attribute.KeyValue
 	}
 	if c.span != nil {
 		if c.recording {
-			c.span.SetAttributes(c.attrs.callEnd(err.Attempts, err.Outcome, append(extra, AttrErrorType.String(etype))...)...)
+			c.span.SetAttributes(c.attrs.callEnd(err.Attempts, err.Outcome, append(append(extra, c.r.callAttrs...), AttrErrorType.String(etype))...)...)
 			c.span.SetStatus(codes.Error, err.Error())
 		}
 		c.span.End()

@@ -7,6 +7,8 @@ import (
 	"log/slog"
 	"math/rand/v2"
 
+	"go.opentelemetry.io/otel/attribute"
+
 	"github.com/steadfast-go/steadfast/core"
 )
 
@@ -30,6 +32,8 @@ type RetryRunnable struct {
 	logger   *slog.Logger
 	random   func() float64
 	tel      *telemetry
+	// callAttrs are the inner Runnable's CallAttributes.
+	callAttrs []attribute.KeyValue
 }
 
 // New returns a RetryRunnable that retries inner's failures under cfg. It
@@ -120,6 +124,17 @@ func (r *RetryRunnable) bind(inner core.Runnable) {
 	r.inner = inner
 	r.name = core.NameOf(inner)
 	r.idem, _ = inner.(core.Idempotency)
+	if ca, ok := inner.(CallAttributer); ok {
+		r.callAttrs = ca.CallAttributes()
+	}
+}
+
+// CallAttributer is implemented by a Runnable that knows attributes worth
+// putting on the call span of every call to it, such as the GenAI semantic
+// conventions' gen_ai.provider.name and gen_ai.request.model. The
+// RetryRunnable reads them once, when it wraps the Runnable.
+type CallAttributer interface {
+	CallAttributes() []attribute.KeyValue
 }
 
 // Name returns the inner Runnable's Name, so decorators keep naming the

@@ -1,0 +1,123 @@
+package llmhttp
+
+import (
+	"context"
+	"errors"
+	"net/http"
+	"testing"
+	"testing/synctest"
+	"time"
+
+	"go.uber.org/goleak"
+)
+
+func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
+
+func TestRetryAfter(t *testing.T) {
+	now := time.Date(2026, 11, 30, 12, 0, 0, 0, time.UTC)
+	cases := []struct {
+		header map[string]string
+		want   time.Duration
+		ok     bool
+	}{
+		{map[string]string{"retry-after-ms": "200"}, 200 * time.Millisecond, true},
+		{map[string]string{"retry-after-ms": "12.5"}, 12500 * time.Microsecond, true},
+		{map[string]string{"retry-after-ms": "150", "Retry-After": "3"}, 150 * time.Millisecond, true},
+		{map[string]string{"Retry-After": "3"}, 3 * time.Second, true},
+		{map[string]string{"Retry-After": "0.25"}, 250 * time.Millisecond, true},
+		{map[string]string{"Retry-After": now.Add(90 * time.Second).Format(http.TimeFormat)}, 90 * time.Second, true},
+		{map[string]string{"Retry-After": now.Add(-time.Minute).Format(http.TimeFormat)}, 0, true},
+		{map[string]string{"retry-after-ms": "-5", "Retry-After": "2"}, 2 * time.Second, true},
+		{map[string]string{"Retry-After": "NaN"}, 0, false},
+		{map[string]string{"Retry-After": "soon"}, 0, false},
+		{map[string]string{"Retry-After": "1e400"}, 0, false},
+		{map[string]string{"Retry-After": "1e30"}, time.Duration(1<<63 - 1), true},
+		{nil, 0, false},
+	}
+	for _, tc := range cases {
+		h := http.Header{}
+		for k, v := range tc.header {
+			h.Set(k, v)
+		}
+		got, ok := RetryAfter(h, now)
+		if got != tc.want || ok != tc.ok {
+			t.Errorf("RetryAfter(%v) = %v, %v, want %v, %v", tc.header, got, ok, tc.want, tc.ok)
+		}
+	}
+}
+
+func TestShouldRetry(t *testing.T) {
+	for v, want := range map[string][2]bool{"true": {true, true}, "false": {false, true}, "": {false, false}, "maybe": {false, false}} {
+		h := http.Header{}
+		if v != "" {
+			h.Set("x-should-retry", v)
+		}
+		if r, ok := ShouldRetry(h); r != want[0] || ok != want[1] {
+			t.Errorf("ShouldRetry(%q) = %v, %v, want %v, %v", v, r, ok, want[0], want[1])
+		}
+	}
+}
+
+func TestVerdictUnwraps(t *testing.T) {
+	sdk := errors.New("sdk error")
+	var err error = &Verdict{APIError: &APIError{Status: 429, Code: "insufficient_quota", Err: sdk}, Retry: false}
+	if !errors.Is(err, sdk) {
+		t.Error("errors.Is(verdict, sdk error) = false")
+	}
+	if ae, ok := errors.AsType[*APIError](err); !ok || ae.StatusCode() != 429 || ae.ErrorType() != "insufficient_quota" {
+		t.Errorf("errors.As(*APIError) = %v, %v", ae, ok)
+	}
+}
+
+// fakeStream yields its events, then its error.
+type fakeStream struct {
+	events []string
+	i      int
+	err    error
+	closed bool
+}
+
+func (f *fakeStream) Next() bool {
+	if f.i >= len(f.events) {
+		return false
+	}
+	f.i++
+	return true
+}
+func (f *fakeStream) Current() string { return f.events[f.i-1] }
+func (f *fakeStream) Err() error      { return f.err }
+func (f *fakeStream) Close() error    { f.closed = true; return nil }
+
+func TestPump(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		boom := errors.New("boom")
+		s := &fakeStream{events: []string{"a", "", "b"}, err: boom}
+		wrapped := errors.New("adapted")
+		ch := Pump[string](t.Context(), s, func(e string) string { return e }, func(error) error { return wrapped })
+		var got []any
+		for v := range ch {
+			got = append(got, v)
+		}
+		if len(got) != 3 || got[0] != "a" || got[1] != "b" || got[2] != wrapped {
+			t.Errorf("values = %v, want [a b adapted]", got)
+		}
+		synctest.Wait()
+		if !s.closed {
+			t.Error("the SDK stream was not closed")
+		}
+	})
+}
+
+func TestPumpStopsOnCancel(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		ctx, cancel := context.WithCancel(t.Context())
+		s := &fakeStream{events: []string{"a", "b", "c"}}
+		ch := Pump[string](ctx, s, func(e string) string { return e }, func(err error) error { return err })
+		<-ch
+		cancel()
+		synctest.Wait()
+		if !s.closed {
+			t.Error("the SDK stream was not closed after cancel")
+		}
+	})
+}

@@ -1,0 +1,105 @@
+// Package llmhttptest is a scripted, in-memory HTTP server for the provider
+// adapters' tests: the real SDK clients send their requests to it through
+// an http.RoundTripper, so no socket is opened and tests can run under
+// testing/synctest's fake clock.
+package llmhttptest
+
+import (
+	"fmt"
+	"io"
+	"net/http"
+	"strings"
+	"sync"
+)
+
+// Reply is one scripted HTTP response.
+type Reply struct {
+	Status int
+	Header map[string]string
+	Body   string
+	// BreakAfter, when set, makes reading the body fail with it once Body
+	// has been read: a connection that dies mid-stream.
+	BreakAfter error
+}
+
+// JSON returns a reply with a JSON body.
+func JSON(status int, body string, header ...string) Reply {
+	h := map[string]string{"Content-Type": "application/json"}
+	for i := 0; i+1 < len(header); i += 2 {
+		h[header[i]] = header[i+1]
+	}
+	return Reply{Status: status, Header: h, Body: body}
+}
+
+// SSE returns a 200 reply streaming events, each a "data:" payload, or a
+// full event block when it starts with "event:".
+func SSE(events ...string) Reply {
+	var b strings.Builder
+	for _, e := range events {
+		if !strings.HasPrefix(e, "event:") {
+			e = "data: " + e
+		}
+		b.WriteString(e + "\n\n")
+	}
+	return Reply{Status: 200, Header: map[string]string{"Content-Type": "text/event-stream"}, Body: b.String()}
+}
+
+// Server answers each request with the next Reply of its script; once the
+// script is used up it answers 500. It is safe for concurrent use.
+type Server struct {
+	mu       sync.Mutex
+	script   []Reply
+	requests []*http.Request
+}
+
+// New returns a Server with the given script.
+func New(script ...Reply) *Server { return &Server{script: script} }
+
+// Client returns an HTTP client whose requests the Server answers.
+func (s *Server) Client() *http.Client { return &http.Client{Transport: s} }
+
+// Requests returns how many requests the Server received.
+func (s *Server) Requests() int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return len(s.requests)
+}
+
+// RoundTrip answers req with the next Reply.
+func (s *Server) RoundTrip(req *http.Request) (*http.Response, error) {
+	if req.Body != nil {
+		_, _ = io.Copy(io.Discard, req.Body)
+		_ = req.Body.Close()
+	}
+	if err := req.Context().Err(); err != nil {
+		return nil, err
+	}
+	s.mu.Lock()
+	s.requests = append(s.requests, req)
+	r := Reply{Status: 500, Body: `{"error":{"message":"script exhausted","type":"server_error"}}`}
+	if len(s.script) > 0 {
+		r, s.script = s.script[0], s.script[1:]
+	}
+	s.mu.Unlock()
+
+	h := http.Header{}
+	for k, v := range r.Header {
+		h.Set(k, v)
+	}
+	var body io.Reader = strings.NewReader(r.Body)
+	if r.BreakAfter != nil {
+		body = io.MultiReader(body, errReader{r.BreakAfter})
+	}
+	return &http.Response{
+		Status:     fmt.Sprintf("%d %s", r.Status, http.StatusText(r.Status)),
+		StatusCode: r.Status,
+		Proto:      "HTTP/1.1", ProtoMajor: 1, ProtoMinor: 1,
+		Header:  h,
+		Body:    io.NopCloser(body),
+		Request: req,
+	}, nil
+}
+
+type errReader struct{ err error }
+
+func (e errReader) Read([]byte) (int, error) { return 0, e.err }

@@ -1,0 +1,57 @@
+package anthropic
+
+import (
+	"errors"
+	"net/http"
+	"time"
+
+	ant "github.com/anthropics/anthropic-sdk-go/v2"
+
+	"github.com/steadfast-go/steadfast/internal/llmhttp"
+)
+
+// permanentTypes are Anthropic error types that no retry fixes.
+var permanentTypes = map[string]bool{
+	"invalid_request_error": true,
+	"authentication_error":  true,
+	"permission_error":      true,
+	"not_found_error":       true,
+	"billing_error":         true,
+	"request_too_large":     true,
+}
+
+// AdaptError returns err as the retry layer should see it: an *ant.Error
+// (an HTTP error, or an error event inside a stream) becomes an error with
+// StatusCode(), RetryAfter(), ErrorType() and, when the API decided,
+// Retryable(); the SDK's error stays reachable with errors.As. Other errors
+// (the network's, the context's) are returned as they are.
+func AdaptError(err error) error {
+	if err == nil {
+		return nil
+	}
+	ae, ok := errors.AsType[*ant.Error](err)
+	if !ok {
+		return err
+	}
+	typ := string(ae.Type())
+	a := &llmhttp.APIError{Status: ae.StatusCode, Code: typ, Err: err}
+	if a.Status < 400 {
+		// An error event in a 200 stream: its type, not the status, says
+		// what happened.
+		a.Status = 0
+	}
+	var h http.Header
+	if ae.Response != nil {
+		h = ae.Response.Header
+	}
+	if a.Status != 0 {
+		a.After, _ = llmhttp.RetryAfter(h, time.Now())
+		if retry, ok := llmhttp.ShouldRetry(h); ok {
+			return &llmhttp.Verdict{APIError: a, Retry: retry}
+		}
+	}
+	if permanentTypes[typ] {
+		return &llmhttp.Verdict{APIError: a, Retry: false}
+	}
+	return a
+}

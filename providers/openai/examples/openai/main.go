@@ -1,0 +1,97 @@
+// Command openai makes a chat call through a RetryRunnable over the real
+// openai-go client and prints the trace as a tree. By default it talks to a
+// local fake server that misbehaves on purpose (a 429 with retry-after-ms,
+// then a 503), so it runs anywhere; -base-url and OPENAI_API_KEY point it at
+// the real service.
+//
+//	go run ./examples/openai
+//	OPENAI_API_KEY=sk-... go run ./examples/openai -base-url https://api.openai.com/v1/
+package main
+
+import (
+	"context"
+	"flag"
+	"fmt"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"sync/atomic"
+	"time"
+
+	"github.com/openai/openai-go/v3/option"
+	sdktrace "go.opentelemetry.io/otel/sdk/trace"
+	"go.opentelemetry.io/otel/sdk/trace/tracetest"
+
+	"github.com/steadfast-go/steadfast/core"
+	"github.com/steadfast-go/steadfast/internal/spantree"
+	"github.com/steadfast-go/steadfast/providers/openai"
+	"github.com/steadfast-go/steadfast/retry"
+)
+
+func main() {
+	baseURL := flag.String("base-url", "", "the API's base URL; empty starts a local fake server that misbehaves on purpose")
+	model := flag.String("model", "gpt-4o-mini", "the model")
+	prompt := flag.String("prompt", "Say hello in five words.", "the user message")
+	flag.Parse()
+	if err := run(os.Stdout, *baseURL, *model, *prompt); err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(1)
+	}
+}
+
+func run(w io.Writer, baseURL, model, prompt string) error {
+	key := os.Getenv("OPENAI_API_KEY")
+	if baseURL == "" {
+		srv := httptest.NewServer(misbehaving())
+		defer srv.Close()
+		baseURL, key = srv.URL+"/v1/", "fake-key"
+		fmt.Fprintf(w, "talking to a local fake server at %s\n\n", srv.URL)
+	}
+	if key == "" {
+		return fmt.Errorf("set OPENAI_API_KEY to call %s", baseURL)
+	}
+
+	recorder := tracetest.NewSpanRecorder()
+	tp := sdktrace.NewTracerProvider(sdktrace.WithSpanProcessor(recorder))
+	defer tp.Shutdown(context.Background())
+
+	chat := openai.NewChat(model, option.WithBaseURL(baseURL), option.WithAPIKey(key))
+	cfg := retry.RetryConfig{MaxRetries: 3, InitialBackoff: 100 * time.Millisecond, MaxBackoff: 2 * time.Second, Jitter: 0.2}
+	r, err := retry.New(chat, cfg, retry.WithTracerProvider(tp),
+		retry.WithOnRetry(func(_ context.Context, ev retry.RetryEvent) {
+			fmt.Fprintf(w, "attempt %d failed: %v; retrying in %v\n", ev.Attempt, ev.Err, ev.Delay.Round(time.Millisecond))
+		}))
+	if err != nil {
+		return err
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	out, err := r.Invoke(ctx, prompt, core.WithOperation("llm.chat"))
+	if err != nil {
+		return err
+	}
+	fmt.Fprintf(w, "answer: %v\n\ntrace:\n%s", out, spantree.Render(recorder.Ended(), spantree.Options{Durations: true}))
+	return nil
+}
+
+// misbehaving answers the first request with a rate limit (retry after
+// 200ms), the second with a 503, and then with a completion.
+func misbehaving() http.Handler {
+	var n atomic.Int64
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "application/json")
+		switch n.Add(1) {
+		case 1:
+			w.Header().Set("retry-after-ms", "200")
+			w.WriteHeader(http.StatusTooManyRequests)
+			fmt.Fprint(w, `{"error":{"message":"Rate limit reached","type":"requests","param":null,"code":"rate_limit_exceeded"}}`)
+		case 2:
+			w.WriteHeader(http.StatusServiceUnavailable)
+			fmt.Fprint(w, `{"error":{"message":"The server is overloaded","type":"server_error","param":null,"code":null}}`)
+		default:
+			fmt.Fprint(w, `{"id":"c1","object":"chat.completion","created":1,"model":"gpt-4o-mini",
+				"choices":[{"index":0,"message":{"role":"assistant","content":"Hello from the fake server!"},"finish_reason":"stop"}]}`)
+		}
+	})
+}

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"strconv"
 	"sync"
+	"sync/atomic"
 
 	"go.opentelemetry.io/otel"
 	"go.opentelemetry.io/otel/attribute"
@@ -64,6 +65,9 @@ type telemetry struct {
 	backoff       metric.Float64Histogram
 	budgetRefused metric.Int64Counter
 	attrs         sync.Map // opKey → *opAttrs
+	// recent holds, per method, the opAttrs used last: most RetryRunnables
+	// serve one operation, and comparing a key costs less than hashing it.
+	recent [3]atomic.Pointer[opAttrs]
 }
 
 func newTelemetry(o *options) (*telemetry, error) {
@@ -119,6 +123,7 @@ type opKey struct {
 // operation, method and policy, so the success path neither builds
 // attributes nor allocates for them.
 type opAttrs struct {
+	key        opKey
 	call       []attribute.KeyValue    // the call span's policy attributes
 	successEnd [8][]attribute.KeyValue // call span attributes of a success on attempt i+1
 	base       []attribute.KeyValue
@@ -129,7 +134,12 @@ type opAttrs struct {
 
 func (t *telemetry) opAttrs(operation, method string, maxRetries int) *opAttrs {
 	key := opKey{operation, method, maxRetries}
+	recent := &t.recent[methodIndex(method)]
+	if a := recent.Load(); a != nil && a.key == key {
+		return a
+	}
 	if a, ok := t.attrs.Load(key); ok {
+		recent.Store(a.(*opAttrs))
 		return a.(*opAttrs)
 	}
 	base := []attribute.KeyValue{AttrMethod.String(method)}
@@ -140,6 +150,7 @@ func (t *telemetry) opAttrs(operation, method string, maxRetries int) *opAttrs {
 	}
 	baseSet := metric.WithAttributeSet(attribute.NewSet(base...))
 	a := &opAttrs{
+		key:       key,
 		call:      call,
 		base:      base,
 		attemptOK: []metric.AddOption{baseSet},
@@ -150,7 +161,18 @@ func (t *telemetry) opAttrs(operation, method string, maxRetries int) *opAttrs {
 		a.successEnd[i] = append(call[:len(call):len(call)], AttrAttempts.Int(i+1), AttrOutcome.String(OutcomeSuccess))
 	}
 	actual, _ := t.attrs.LoadOrStore(key, a)
+	recent.Store(actual.(*opAttrs))
 	return actual.(*opAttrs)
+}
+
+func methodIndex(method string) int {
+	switch method {
+	case methodBatch:
+		return 1
+	case methodStream:
+		return 2
+	}
+	return 0
 }
 
 // callEnd returns the call span's attributes at its end: the policy's, the

@@ -1,0 +1,68 @@
+package storm
+
+import (
+	"time"
+
+	"github.com/steadfast-go/steadfast/bench"
+	sfretry "github.com/steadfast-go/steadfast/retry"
+)
+
+// Capacity is the simulated provider's: requests a second.
+const Capacity = 2000
+
+// Scenarios are DESIGN.md §5's three storms.
+var Scenarios = []Scenario{
+	{
+		// (a) Overload without outage: bursts of 160% of capacity for 100ms,
+		// then lulls of 60% for 100ms (110% on average). Retries move work
+		// from the bursts into the lulls.
+		Name: "overload", Duration: 2500 * time.Millisecond, Rate: 0.6 * Capacity, Capacity: Capacity,
+		BurstRate: 1.6 * Capacity, BurstPeriod: 200 * time.Millisecond,
+	},
+	{
+		// (b) A total outage window under a normal load.
+		Name: "outage", Duration: 3 * time.Second, Rate: 0.8 * Capacity, Capacity: Capacity,
+		OutageStart: time.Second, OutageEnd: 2 * time.Second,
+	},
+	{
+		// (c) A metastable provider: a short outage triggers a collapse to
+		// 30% of capacity, and it recovers only once the offered load falls
+		// below its capacity.
+		Name: "collapse", Duration: 3 * time.Second, Rate: 0.8 * Capacity, Capacity: Capacity,
+		OutageStart: 700 * time.Millisecond, OutageEnd: 1200 * time.Millisecond,
+		Metastable: true, CollapsedShare: 0.3,
+	},
+}
+
+// Policy is every library's: 4 attempts, 10ms doubling to 80ms, 10% jitter.
+var Policy = bench.Policy{Attempts: 4, Initial: 10 * time.Millisecond, Factor: 2, Max: 80 * time.Millisecond, Jitter: 0.1}
+
+// Recommended budget: the steadfast setting that meets all three scenarios.
+const (
+	BudgetTokens = 300
+	BudgetRatio  = 2
+)
+
+// Budget is the steadfast budget setting of a run.
+var Budget = struct{ Tokens, Ratio float64 }{BudgetTokens, BudgetRatio}
+
+// FailsafeBudgetRate is the share of in-flight executions failsafe-go's
+// budget lets be retries.
+const FailsafeBudgetRate = 0.2
+
+// Contenders returns a fresh Retrier of every library: the no-retry
+// baseline, steadfast without and with its shared budget, and the peers.
+// Budgets are shared by all the calls of a run, as by the clients of one
+// provider.
+func Contenders() []bench.Retrier {
+	return []bench.Retrier{
+		bench.NoRetry(),
+		bench.Steadfast("steadfast", Policy, quiet()...),
+		bench.Steadfast("steadfast+budget", Policy, append(quiet(), sfretry.WithBudget(sfretry.NewTokenBudget(Budget.Tokens, Budget.Ratio)))...),
+		bench.Cenkalti(Policy),
+		bench.Avast(Policy),
+		bench.Sethvargo(Policy),
+		bench.Failsafe(Policy, 0),
+		bench.Failsafe(Policy, FailsafeBudgetRate),
+	}
+}

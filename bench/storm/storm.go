@@ -1,0 +1,163 @@
+// Package storm simulates retry storms: many clients, each call made
+// through one retry library, against a simulated provider of fixed capacity,
+// in real time. The arrivals and the provider are seeded; the libraries run
+// their own code, timers and jitter.
+package storm
+
+import (
+	"context"
+	"math"
+	"math/rand/v2"
+	"slices"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/steadfast-go/steadfast/bench"
+)
+
+// Interval is the width of the time series' buckets.
+const Interval = 100 * time.Millisecond
+
+// Scenario is one storm.
+type Scenario struct {
+	Name     string
+	Duration time.Duration // calls start during it
+	Rate     float64       // first attempts a second, Poisson arrivals
+	// BurstRate, when set, replaces Rate in the first half of every
+	// BurstPeriod: a bursty load whose mean is (Rate+BurstRate)/2.
+	BurstRate   float64
+	BurstPeriod time.Duration
+	Capacity float64       // requests a second the healthy provider serves
+	// OutageStart and OutageEnd bound a window in which every request
+	// fails. Equal means none.
+	OutageStart, OutageEnd time.Duration
+	// Metastable makes the outage a trigger: afterwards the provider stays
+	// collapsed, serving CollapsedShare of its capacity, until the offered
+	// load falls below its capacity.
+	Metastable     bool
+	CollapsedShare float64
+}
+
+// rateAt is the arrival rate at t.
+func (sc Scenario) rateAt(t time.Duration) float64 {
+	if sc.BurstRate > 0 && t%sc.BurstPeriod < sc.BurstPeriod/2 {
+		return sc.BurstRate
+	}
+	return sc.Rate
+}
+
+// MeanRate is the mean arrival rate.
+func (sc Scenario) MeanRate() float64 {
+	if sc.BurstRate > 0 {
+		return (sc.Rate + sc.BurstRate) / 2
+	}
+	return sc.Rate
+}
+
+// Scaled returns sc with every duration multiplied by f, for quick runs.
+func (sc Scenario) Scaled(f float64) Scenario {
+	scale := func(d time.Duration) time.Duration { return time.Duration(float64(d) * f) }
+	sc.Duration, sc.OutageStart, sc.OutageEnd = scale(sc.Duration), scale(sc.OutageStart), scale(sc.OutageEnd)
+	return sc
+}
+
+// Result is what one library did in one scenario.
+type Result struct {
+	Library  string
+	Calls    int
+	Success  int
+	Attempts int
+	P50, P99 time.Duration // call latency, successes and failures alike
+	// OutageAttempts are the attempts that reached the provider during the
+	// outage window.
+	OutageAttempts int
+	// Recovered reports whether a metastable provider was healthy again at
+	// the end, and RecoveredAfter how long after the trigger ended.
+	Recovered      bool
+	RecoveredAfter time.Duration
+	// Series are the attempts per Interval.
+	Series []int
+}
+
+// AttemptsPerCall is the attempts made per call.
+func (r Result) AttemptsPerCall() float64 { return float64(r.Attempts) / float64(max(r.Calls, 1)) }
+
+// SuccessShare is the share of calls that succeeded.
+func (r Result) SuccessShare() float64 { return float64(r.Success) / float64(max(r.Calls, 1)) }
+
+// Run plays sc against a fresh provider with every call made through r.
+// seed fixes the arrivals.
+func Run(ctx context.Context, sc Scenario, r bench.Retrier, seed uint64) Result {
+	rng := rand.New(rand.NewPCG(seed, 0x5eed))
+	var arrivals []time.Duration
+	for t := time.Duration(0); ; {
+		t += time.Duration(rng.ExpFloat64() / sc.rateAt(t) * float64(time.Second))
+		if t >= sc.Duration {
+			break
+		}
+		arrivals = append(arrivals, t)
+	}
+
+	start := time.Now()
+	p := newProvider(sc, start)
+	var (
+		wg        sync.WaitGroup
+		success   atomic.Int64
+		latencies = make([]time.Duration, len(arrivals))
+	)
+	op := bench.Op(p.request)
+	for i, at := range arrivals {
+		if d := time.Until(start.Add(at)); d > 0 {
+			timer := time.NewTimer(d)
+			select {
+			case <-timer.C:
+			case <-ctx.Done():
+				timer.Stop()
+			}
+		}
+		if ctx.Err() != nil {
+			arrivals = arrivals[:i]
+			latencies = latencies[:i]
+			break
+		}
+		wg.Go(func() {
+			began := time.Now()
+			if r.Do(ctx, op) == nil {
+				success.Add(1)
+			}
+			latencies[i] = time.Since(began)
+		})
+	}
+	wg.Wait()
+
+	res := Result{Library: r.Name(), Calls: len(arrivals), Success: int(success.Load())}
+	p.mu.Lock()
+	res.Series = slices.Clone(p.attempts)
+	recoveredAt := p.recoveredAt
+	down := p.isDown
+	p.mu.Unlock()
+	for i, n := range res.Series {
+		res.Attempts += n
+		at := time.Duration(i) * Interval
+		if at >= sc.OutageStart && at < sc.OutageEnd {
+			res.OutageAttempts += n
+		}
+	}
+	if sc.Metastable {
+		res.Recovered = !down
+		if res.Recovered && recoveredAt >= 0 {
+			res.RecoveredAfter = recoveredAt - sc.OutageEnd
+		}
+	}
+	slices.Sort(latencies)
+	res.P50, res.P99 = quantile(latencies, 0.5), quantile(latencies, 0.99)
+	return res
+}
+
+func quantile(sorted []time.Duration, q float64) time.Duration {
+	if len(sorted) == 0 {
+		return 0
+	}
+	return sorted[int(math.Min(float64(len(sorted)-1), q*float64(len(sorted))))]
+}

@@ -164,4 +164,3 @@ func (f failsafeRetrier) Name() string { return f.name }
 func (f failsafeRetrier) Do(ctx context.Context, op Op) error {
 	return f.exec.WithContext(ctx).Run(func() error { return op(ctx) })
 }
-

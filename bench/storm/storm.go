@@ -28,7 +28,7 @@ type Scenario struct {
 	// BurstPeriod: a bursty load whose mean is (Rate+BurstRate)/2.
 	BurstRate   float64
 	BurstPeriod time.Duration
-	Capacity float64       // requests a second the healthy provider serves
+	Capacity    float64 // requests a second the healthy provider serves
 	// OutageStart and OutageEnd bound a window in which every request
 	// fails. Equal means none.
 	OutageStart, OutageEnd time.Duration

@@ -16,7 +16,9 @@ import (
 // backoff for the round; their results are merged back by index, and items
 // that succeeded are never sent again. Any other error is classified like an
 // Invoke error and the whole pending batch is sent again. Each item counts
-// its own attempts and draws on the budget on its own.
+// its own attempts. Each failed item is charged to the budget and asks it
+// for its retry on its own; a whole-batch failure, being one failed call,
+// is charged and asks once.
 //
 // The outputs are always aligned with inputs. If any item finally failed,
 // the error is a *core.BatchError whose failed entries are *Error. An inner
@@ -76,7 +78,7 @@ func (b *batchCall) round(ctx context.Context, n int) {
 	outs, err := c.r.inner.Batch(a.ctx, sub, b.opts...)
 	err = a.result(ctx, err)
 
-	itemErrs, err := b.itemErrors(sent, outs, err)
+	itemErrs, whole, err := b.itemErrors(sent, outs, err)
 	if err != nil { // a malformed answer: nothing to retry
 		b.c.endAttempt(ctx, &a, err, decision{outcome: OutcomeNotRetryable})
 		for _, idx := range sent {
@@ -90,6 +92,14 @@ func (b *batchCall) round(ctx context.Context, n int) {
 	var again []int
 	var roundErr error
 	var hint time.Duration
+	// A whole-batch failure is one failed call: it is classified, and
+	// charged to the budget, once for all its items.
+	var wholeOutcome string
+	var wholeHint time.Duration
+	if whole {
+		b.setLast(sent[0], itemErrs[0])
+		wholeOutcome, wholeHint = b.classify(ctx, n, itemErrs[0])
+	}
 	for i, idx := range sent {
 		ierr := itemErrs[i]
 		if ierr == nil {
@@ -103,7 +113,13 @@ func (b *batchCall) round(ctx context.Context, n int) {
 		if roundErr == nil {
 			roundErr = ierr
 		}
-		outcome, h := b.classify(ctx, n, ierr)
+		var outcome string
+		var h time.Duration
+		if whole {
+			outcome, h = wholeOutcome, wholeHint
+		} else {
+			outcome, h = b.classify(ctx, n, ierr)
+		}
 		if outcome != "" {
 			b.finish(ctx, []int{idx}, outcome, n)
 			continue
@@ -130,7 +146,7 @@ func (b *batchCall) round(ctx context.Context, n int) {
 		d.outcome = OutcomeDeadline
 	}
 	if d.outcome == "" && c.r.budget != nil {
-		again = b.allowed(ctx, again, n)
+		again = b.allowed(ctx, again, n, whole)
 		if len(again) == 0 {
 			d.outcome = OutcomeBudgetExhausted
 		}
@@ -149,28 +165,28 @@ func (b *batchCall) round(ctx context.Context, n int) {
 // itemErrors returns the error of each sent item, from a per-item
 // *core.BatchError or a whole-batch error, or an error saying why the
 // inner Batch's answer cannot be used.
-func (b *batchCall) itemErrors(sent []int, outs []any, err error) ([]error, error) {
+func (b *batchCall) itemErrors(sent []int, outs []any, err error) (errs []error, whole bool, bad error) {
 	be, isBatch := errors.AsType[*core.BatchError](err)
 	switch {
 	case err == nil:
 		if len(outs) != len(sent) {
-			return nil, fmt.Errorf("retry: inner Batch returned %d outputs for %d inputs", len(outs), len(sent))
+			return nil, false, fmt.Errorf("retry: inner Batch returned %d outputs for %d inputs", len(outs), len(sent))
 		}
-		return make([]error, len(sent)), nil
+		return make([]error, len(sent)), false, nil
 	case isBatch:
 		if len(be.Errs) != len(sent) {
-			return nil, fmt.Errorf("retry: inner Batch returned %d item errors for %d inputs: %w", len(be.Errs), len(sent), err)
+			return nil, false, fmt.Errorf("retry: inner Batch returned %d item errors for %d inputs: %w", len(be.Errs), len(sent), err)
 		}
 		if len(outs) != len(sent) && len(be.Failed()) != len(sent) {
-			return nil, fmt.Errorf("retry: inner Batch returned %d outputs for %d inputs: %w", len(outs), len(sent), err)
+			return nil, false, fmt.Errorf("retry: inner Batch returned %d outputs for %d inputs: %w", len(outs), len(sent), err)
 		}
-		return be.Errs, nil
+		return be.Errs, false, nil
 	default:
 		errs := make([]error, len(sent))
 		for i := range errs {
 			errs[i] = err
 		}
-		return errs, nil
+		return errs, true, nil
 	}
 }
 
@@ -197,11 +213,20 @@ func (b *batchCall) classify(ctx context.Context, n int, err error) (string, tim
 	return "", hint
 }
 
-// allowed asks the budget for each item's retry and ends those refused.
-func (b *batchCall) allowed(ctx context.Context, items []int, n int) []int {
+// allowed asks the budget for each item's retry, or once for all of them
+// when the whole batch failed, and ends those refused.
+func (b *batchCall) allowed(ctx context.Context, items []int, n int, whole bool) []int {
 	c := &b.c
 	kept := items[:0:0]
-	for _, idx := range items {
+	for i, idx := range items {
+		if whole && i > 0 {
+			if len(kept) > 0 {
+				kept = append(kept, idx)
+			} else {
+				b.finish(ctx, []int{idx}, OutcomeBudgetExhausted, n)
+			}
+			continue
+		}
 		if c.r.budget.AllowRetry(ctx) {
 			kept = append(kept, idx)
 			continue

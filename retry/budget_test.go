@@ -187,3 +187,19 @@ func TestBatchItemsDrawOnTheBudget(t *testing.T) {
 		}
 	})
 }
+
+func TestWholeBatchFailureIsChargedOnce(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		budget := retry.NewTokenBudget(10, 0.1).(*retry.TokenBudget)
+		inner := mock.New().FailBatch(&mock.HTTPError{Code: 503})
+		r := newRetry(t, inner, testConfig(), retry.WithBudget(budget))
+		outs, err := r.Batch(t.Context(), batchInputs(8))
+		if err != nil || len(outs) != 8 {
+			t.Fatalf("Batch() = %v, %v, want all 8 after one retry", outs, err)
+		}
+		// One failed call (-1), then 8 successes (+0.8).
+		if got := budget.Tokens(); got < 9.79 || got > 9.81 {
+			t.Errorf("Tokens() = %v, want 9.8: the whole-batch failure costs one token", got)
+		}
+	})
+}

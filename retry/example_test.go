@@ -121,3 +121,46 @@ func ExampleRetryConfig_Validate() {
 	fmt.Println(cfg.Validate())
 	// Output: retry: RetryConfig.Jitter ("jitter") is 1.5, must be within [0, 1]
 }
+
+func ExampleParsePolicies() {
+	p, err := retry.ParsePolicies([]byte(`{
+		"default":   {"max_retries": 2, "initial_backoff": "100ms", "max_backoff": "2s"},
+		"llm.chat":  {"max_retries": 4, "initial_backoff": "1s", "max_backoff": "30s"},
+		"send_email": {"max_retries": 0}
+	}`))
+	if err != nil {
+		panic(err)
+	}
+	fmt.Println(p.Default.MaxRetries, p.Operations["llm.chat"].InitialBackoff, p.Operations["send_email"].MaxBackoff)
+	r := retry.NewRetryRunnable(flaky(0), p.Default, p.Options()...)
+	out, _ := r.Invoke(context.Background(), "q", core.WithOperation("llm.chat"))
+	fmt.Println(out)
+
+	_, err = retry.ParsePolicies([]byte(`{"default": {}, "llm.chat": {"jitter": 2}}`))
+	fmt.Println(err)
+	// Output:
+	// 2 1s 2s
+	// ok after 1 calls
+	// retry: policy "llm.chat": Jitter ("jitter") is 2, must be within [0, 1]
+}
+
+func ExampleNewTokenBudget() {
+	// One budget for every RetryRunnable that calls the same provider.
+	budget := retry.NewTokenBudget(300, 2)
+	cfg := retry.RetryConfig{MaxRetries: 3}
+	down := core.RunnableFunc(func(context.Context, any, ...core.Option) (any, error) {
+		return nil, unavailable{}
+	})
+	r := retry.NewRetryRunnable(down, cfg, retry.WithBudget(budget))
+	outcomes := map[string]int{}
+	for range 100 {
+		_, err := r.Invoke(context.Background(), "q")
+		var re *retry.Error
+		errors.As(err, &re)
+		outcomes[re.Outcome]++
+	}
+	// During an outage the first 37 calls retry until failures have spent
+	// half of the 300 tokens; after that every call makes a single attempt.
+	fmt.Println(outcomes, budget.(*retry.TokenBudget).Tokens())
+	// Output: map[budget_exhausted:63 exhausted:37] 88
+}

@@ -14,8 +14,16 @@
 // The packages:
 //
 //   - core: the Runnable contract, RunnableFunc, call options and Chain.
-//   - retry: RetryRunnable, RetryConfig and its JSON form, classification,
-//     retry budgets and telemetry.
+//   - retry: RetryRunnable, RetryConfig and its JSON policy files,
+//     classification, the retry budget and telemetry.
+//   - ratelimit: a token-bucket decorator over golang.org/x/time/rate.
+//   - breaker: a circuit-breaker decorator over sony/gobreaker.
+//   - providers/openai, providers/anthropic (modules of their own): the
+//     official LLM SDKs as Runnables, with error adapters.
+//
+// Compose them retry outermost:
+//
+//	r := core.Chain(llm, retry.Middleware(cfg), breaker.Middleware(st), ratelimit.Middleware(lim))
 //
 // This package holds documentation only.
 package steadfast

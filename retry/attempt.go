@@ -8,7 +8,10 @@ import (
 	"sync/atomic"
 )
 
-// AttemptInfo describes the attempt a context belongs to.
+// AttemptInfo describes the attempt a context belongs to. In a Batch an
+// attempt is a round: Attempt is the round's number, which is also the
+// attempt number of every item sent in it (an item is sent in every round
+// until it succeeds or ends).
 type AttemptInfo struct {
 	// Attempt is the attempt's number, 1-based.
 	Attempt int
@@ -16,7 +19,8 @@ type AttemptInfo struct {
 	MaxAttempts int
 	// InvocationID is the same for every attempt of one logical call and
 	// unique across calls: a side-effecting tool uses it as its
-	// idempotency key.
+	// idempotency key. In a Batch it identifies the Batch call, whose
+	// items share it: key per item by InvocationID and the item's input.
 	InvocationID string
 	// Operation is the call's resolved operation, "" when it has none.
 	Operation string

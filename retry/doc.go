@@ -1,0 +1,61 @@
+// Package retry wraps a core.Runnable in a RetryRunnable that retries its
+// transient failures, never what must not be retried, and tells
+// OpenTelemetry about every attempt and every backoff.
+//
+// # The model
+//
+// A call (Invoke, Batch or Stream) makes attempts until one succeeds, an
+// error is classified as permanent, the policy's MaxRetries are spent, the
+// retry budget refuses, a server's Retry-After hint exceeds MaxRetryAfter,
+// or the caller's context ends. Between attempts it sleeps
+//
+//	min(MaxBackoff, InitialBackoff × BackoffFactor^(retry−1)) × (1 − Jitter × U[0,1))
+//
+// or exactly the server's RetryAfter() hint, and it never sleeps into the
+// caller's deadline: when the next attempt could not start before it, the
+// call ends at once. Every failure is an *Error carrying the attempts made,
+// the Outcome and the last error.
+//
+// # Defaults
+//
+// DefaultRetryConfig: 3 retries, 1s doubling to 30s, 10% jitter, hints up
+// to 60s honoured. Policies can differ per operation (WithOperationConfig,
+// ParsePolicies) and live in JSON files.
+//
+// # What is retried
+//
+// The first rule that applies decides: the caller's context is done (stop);
+// an error's own Retryable() verdict (Permanent says no); RetryConfig.RetryIf;
+// RetryConfig.RetryableErrors; a StatusCode() or HTTPStatusCode() (408, 409,
+// 425, 429 and 5xx retry, other 4xx stop); the attempt's own
+// PerAttemptTimeout (retry); network timeouts, resets, refusals and
+// unexpected EOFs (retry); anything else (retry). A Runnable whose
+// Idempotent() is false is never retried unless its policy sets
+// RetryNonIdempotent.
+//
+// # Batch and Stream
+//
+// Batch re-sends only the failed, retryable items of a *core.BatchError.
+// Stream retries until its first chunk is delivered, and never after.
+//
+// # Telemetry
+//
+// Call spans retry.invoke, retry.batch and retry.stream, one retry.attempt
+// span per attempt, a retry.backoff event per backoff, and the metrics
+// retry.attempts, retry.calls, retry.backoff.duration and
+// retry.budget.refused, from the providers given with WithTracerProvider and
+// WithMeterProvider or else the global ones. Nothing is logged unless
+// WithLogger is given, and then one WARN record per failed call.
+//
+// # Concurrency
+//
+// A RetryRunnable and a Budget are safe for concurrent use. Invoke and Batch
+// start no goroutine of their own and stop every timer they start; Stream
+// starts one, which ends when the stream ends or its context is done.
+//
+// # Usage
+//
+//	r, err := retry.New(llm, retry.DefaultRetryConfig(),
+//		retry.WithBudget(retry.NewTokenBudget(300, 2)))
+//	out, err := r.Invoke(ctx, prompt, core.WithOperation("llm.chat"))
+package retry

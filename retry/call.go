@@ -27,6 +27,9 @@ type call struct {
 	recording   bool        // span is recording: build attributes and attempt spans
 	attrs       *opAttrs    // nil when tracing and metrics are off
 	metrics     bool        // metrics are on
+	// timer serves every backoff of the call, reset for each; succeed and
+	// fail stop it.
+	timer *time.Timer
 }
 
 // begin starts call c and returns the context of its call span.
@@ -240,13 +243,24 @@ func (c *call) sleep(ctx context.Context, n int, err error, d decision, items in
 		}
 		return ""
 	}
-	t := time.NewTimer(d.delay)
-	defer t.Stop()
+	if c.timer == nil {
+		c.timer = time.NewTimer(d.delay)
+	} else {
+		c.timer.Reset(d.delay) // safe on a fired or stopped timer since Go 1.23
+	}
 	select {
-	case <-t.C:
+	case <-c.timer.C:
 		return ""
 	case <-ctx.Done():
+		c.timer.Stop()
 		return ctxOutcome(ctx.Err())
+	}
+}
+
+// stopTimer releases the backoff timer when the call ends.
+func (c *call) stopTimer() {
+	if c.timer != nil {
+		c.timer.Stop()
 	}
 }
 
@@ -267,6 +281,7 @@ func (c *call) newError(ctx context.Context, outcome string, attempts int, last 
 
 // succeed ends a call that succeeded on attempt n.
 func (c *call) succeed(ctx context.Context, n int, extra ...attribute.KeyValue) {
+	c.stopTimer()
 	if c.metrics {
 		c.r.tel.calls.Add(ctx, 1, c.attrs.callOK...)
 	}
@@ -282,6 +297,7 @@ func (c *call) succeed(ctx context.Context, n int, extra ...attribute.KeyValue) 
 // fail ends a call that failed with err: it records the outcome and logs
 // the one WARN record of the call.
 func (c *call) fail(ctx context.Context, err *Error, extra ...attribute.KeyValue) {
+	c.stopTimer()
 	etype := errorType(err)
 	if c.metrics {
 		c.r.tel.calls.Add(ctx, 1, c.attrs.with(AttrOutcome.String(err.Outcome), AttrErrorType.String(etype)))

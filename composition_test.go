@@ -7,6 +7,9 @@ import (
 	"time"
 
 	"github.com/sony/gobreaker/v2"
+	"go.opentelemetry.io/otel/attribute"
+	sdktrace "go.opentelemetry.io/otel/sdk/trace"
+	"go.opentelemetry.io/otel/sdk/trace/tracetest"
 	"golang.org/x/time/rate"
 
 	"github.com/steadfast-go/steadfast/breaker"
@@ -71,4 +74,37 @@ func TestCompositionBreakerStopsRetriesDuringOutage(t *testing.T) {
 			t.Errorf("second call: %v after %v, provider calls %d; want 1 attempt at once and no provider call", err, time.Since(start), calls())
 		}
 	})
+}
+
+// attributed is a provider that knows its GenAI attributes.
+type attributed struct{ core.Runnable }
+
+func (attributed) CallAttributes() []attribute.KeyValue {
+	return []attribute.KeyValue{attribute.String("gen_ai.provider.name", "test")}
+}
+
+func TestCompositionKeepsCallAttributes(t *testing.T) {
+	llm, _ := scriptedLLM()
+	rec := tracetest.NewSpanRecorder()
+	tp := sdktrace.NewTracerProvider(sdktrace.WithSpanProcessor(rec))
+	r := core.Chain(attributed{llm},
+		retry.Middleware(retry.DefaultRetryConfig(), retry.WithTracerProvider(tp)),
+		breaker.Middleware(gobreaker.Settings{}),
+		ratelimit.Middleware(rate.NewLimiter(rate.Inf, 1)))
+	if _, err := r.Invoke(t.Context(), "q"); err != nil {
+		t.Fatal(err)
+	}
+	for _, s := range rec.Ended() {
+		if s.Name() != "retry.invoke" {
+			continue
+		}
+		for _, kv := range s.Attributes() {
+			if kv.Key == "gen_ai.provider.name" && kv.Value.AsString() == "test" {
+				return
+			}
+		}
+		t.Errorf("call span attributes = %v, want the provider's gen_ai.provider.name through the breaker and limiter", s.Attributes())
+		return
+	}
+	t.Fatal("no retry.invoke span")
 }

@@ -289,3 +289,12 @@ func callersFault(err error) bool {
 	}
 	return code >= 400 && code < 500 && code != 408 && code != 429
 }
+
+// CallAttributes returns the inner Runnable's call-span attributes (see
+// retry.CallAttributer), so they survive this decorator.
+func (r *Runnable) CallAttributes() []attribute.KeyValue {
+	if ca, ok := r.inner.(interface{ CallAttributes() []attribute.KeyValue }); ok {
+		return ca.CallAttributes()
+	}
+	return nil
+}

@@ -215,3 +215,12 @@ func (r *Runnable) take(ctx context.Context, n int) error {
 		return ctx.Err()
 	}
 }
+
+// CallAttributes returns the inner Runnable's call-span attributes (see
+// retry.CallAttributer), so they survive this decorator.
+func (r *Runnable) CallAttributes() []attribute.KeyValue {
+	if ca, ok := r.inner.(interface{ CallAttributes() []attribute.KeyValue }); ok {
+		return ca.CallAttributes()
+	}
+	return nil
+}

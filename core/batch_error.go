@@ -1,9 +1,6 @@
 package core
 
-import (
-	"fmt"
-	"strings"
-)
+import "fmt"
 
 // BatchError reports the items of a Batch that failed. Errs is index-aligned
 // with the batch's inputs: Errs[i] is nil when item i succeeded.
@@ -25,9 +22,7 @@ func (e *BatchError) Error() string {
 	if failed == 0 {
 		return fmt.Sprintf("batch: 0 of %d items failed", len(e.Errs))
 	}
-	var b strings.Builder
-	fmt.Fprintf(&b, "batch: %d of %d items failed; item %d: %v", failed, len(e.Errs), first, e.Errs[first])
-	return b.String()
+	return fmt.Sprintf("batch: %d of %d items failed; item %d: %v", failed, len(e.Errs), first, e.Errs[first])
 }
 
 // Unwrap returns the non-nil item errors, so errors.Is and errors.As look

@@ -252,8 +252,7 @@ func (c *call) sleep(ctx context.Context, n int, err error, d decision, items in
 	case <-c.timer.C:
 		return ""
 	case <-ctx.Done():
-		c.timer.Stop()
-		return ctxOutcome(ctx.Err())
+		return ctxOutcome(ctx.Err()) // fail stops the timer
 	}
 }
 

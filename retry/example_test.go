@@ -28,8 +28,11 @@ type unavailable struct{}
 func (unavailable) Error() string   { return "service unavailable" }
 func (unavailable) StatusCode() int { return 503 }
 
+// The examples use nanosecond backoffs so that they run instantly; real
+// code starts from retry.DefaultRetryConfig().
+
 func ExampleNew() {
-	cfg := retry.RetryConfig{MaxRetries: 3, InitialBackoff: time.Millisecond, MaxBackoff: 10 * time.Millisecond}
+	cfg := retry.RetryConfig{MaxRetries: 3, InitialBackoff: time.Nanosecond, MaxBackoff: 10 * time.Nanosecond}
 	llm, err := retry.New(flaky(2), cfg)
 	if err != nil {
 		panic(err)
@@ -40,7 +43,7 @@ func ExampleNew() {
 }
 
 func ExampleNewRetryRunnable() {
-	cfg := retry.RetryConfig{MaxRetries: 1, InitialBackoff: time.Millisecond, MaxBackoff: time.Millisecond}
+	cfg := retry.RetryConfig{MaxRetries: 1, InitialBackoff: time.Nanosecond, MaxBackoff: time.Nanosecond}
 	llm := retry.NewRetryRunnable(flaky(5), cfg)
 	_, err := llm.Invoke(context.Background(), "q", core.WithOperation("llm.chat"))
 	if re, ok := errors.AsType[*retry.Error](err); ok {
@@ -53,7 +56,7 @@ func ExampleNewRetryRunnable() {
 }
 
 func ExampleMiddleware() {
-	cfg := retry.RetryConfig{MaxRetries: 2, InitialBackoff: time.Millisecond, MaxBackoff: time.Millisecond}
+	cfg := retry.RetryConfig{MaxRetries: 2, InitialBackoff: time.Nanosecond, MaxBackoff: time.Nanosecond}
 	r := core.Chain(flaky(1), retry.Middleware(cfg))
 	out, _ := r.Invoke(context.Background(), "q")
 	fmt.Println(out)
@@ -82,22 +85,22 @@ func ExampleAttemptFromContext() {
 		// idempotency key of the side effect.
 		return fmt.Sprintf("attempt %d of %d", info.Attempt, info.MaxAttempts), nil
 	})
-	cfg := retry.RetryConfig{MaxRetries: 2, InitialBackoff: time.Millisecond, MaxBackoff: time.Millisecond}
+	cfg := retry.RetryConfig{MaxRetries: 2, InitialBackoff: time.Nanosecond, MaxBackoff: time.Nanosecond}
 	out, _ := retry.NewRetryRunnable(tool, cfg).Invoke(context.Background(), nil)
 	fmt.Println(out)
 	// Output: attempt 2 of 3
 }
 
 func ExampleWithOnRetry() {
-	cfg := retry.RetryConfig{MaxRetries: 3, InitialBackoff: time.Millisecond, MaxBackoff: 4 * time.Millisecond}
+	cfg := retry.RetryConfig{MaxRetries: 3, InitialBackoff: time.Nanosecond, MaxBackoff: 4 * time.Nanosecond}
 	r := retry.NewRetryRunnable(flaky(2), cfg,
 		retry.WithOnRetry(func(_ context.Context, ev retry.RetryEvent) {
 			fmt.Printf("attempt %d failed (%v), next in %v\n", ev.Attempt, ev.Err, ev.Delay)
 		}))
 	_, _ = r.Invoke(context.Background(), "q")
 	// Output:
-	// attempt 1 failed (service unavailable), next in 1ms
-	// attempt 2 failed (service unavailable), next in 2ms
+	// attempt 1 failed (service unavailable), next in 1ns
+	// attempt 2 failed (service unavailable), next in 2ns
 }
 
 func ExampleRetryConfig_UnmarshalJSON() {

@@ -57,8 +57,7 @@ type Call struct {
 // script, in input order.
 type Runnable struct {
 	mu         sync.Mutex
-	script     []Result
-	next       int
+	shared     cursor
 	perInput   map[any]*cursor
 	batchFails []error
 	calls      []Call
@@ -80,7 +79,7 @@ func (c *cursor) take() (Result, bool) {
 
 // New returns a Runnable that answers with script.
 func New(script ...Result) *Runnable {
-	return &Runnable{script: script}
+	return &Runnable{shared: cursor{script: script}}
 }
 
 // ForInput gives input its own script, used by Batch for that item.
@@ -121,9 +120,7 @@ func (r *Runnable) take(c Call) Result {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	r.calls = append(r.calls, c)
-	shared := cursor{script: r.script, next: r.next}
-	res, ok := shared.take()
-	r.next = shared.next
+	res, ok := r.shared.take()
 	if !ok {
 		return Result{Value: c.Input}
 	}
@@ -157,10 +154,7 @@ func (r *Runnable) Batch(ctx context.Context, inputs []any, opts ...core.Option)
 			res, ok = c.take()
 		}
 		if !ok {
-			shared := cursor{script: r.script, next: r.next}
-			if res, ok = shared.take(); ok {
-				r.next = shared.next
-			} else {
+			if res, ok = r.shared.take(); !ok {
 				res = Result{Value: in}
 			}
 		}

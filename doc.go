@@ -25,5 +25,18 @@
 //
 //	r := core.Chain(llm, retry.Middleware(cfg), breaker.Middleware(st), ratelimit.Middleware(lim))
 //
+// Panics: on the caller's goroutine, a panic of the wrapped Runnable or of a
+// hook propagates unchanged, with every span ended and nothing leaked. On a
+// goroutine of steadfast's own (a Stream's forwarder, a RunnableFunc's Batch
+// item) it is recovered and delivered where failures go (the stream's last
+// value, the item's error) as an error carrying a *core.PanicError with the
+// panic value and stack.
+//
+// Errors speak to the decorators without their importing each other: a
+// Retryable() bool method gives the retry layer a verdict, RetryAfter() a
+// hint, StatusCode() a status, and Local() bool (core.IsLocal) says the
+// call was refused on this side of the wire (a rate limiter, an open
+// circuit), so a circuit breaker never counts it.
+//
 // This package holds documentation only.
 package steadfast

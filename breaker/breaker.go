@@ -10,12 +10,24 @@
 //
 // Cancellations by the caller count neither as failures nor as successes
 // (a context ended with a cause of its own, such as the retry layer's
-// per-attempt timeout, counts as a failure). Errors with a 4xx status other
-// than 408 and 429 count as successes: the request, not the provider, was at
-// fault (override with Settings.IsSuccessful). A Stream counts by its outcome when it ends.
-// State changes go to the hook of WithOnStateChange, to the
-// breaker.state_changes counter, and as a breaker.state_change event to
-// the span of the call that caused them.
+// per-attempt timeout or its abandoning of a stream attempt, counts as a
+// failure). Refusals made on this side of the wire, errors whose Local()
+// method reports true (core.IsLocal: a rate limiter's refusal, another
+// circuit's rejection), count neither: they say nothing of the provider's
+// health. Errors with a 4xx status other than 408 and 429 count as
+// successes: the request, not the provider, was at fault (override with
+// Settings.IsSuccessful). A Stream counts by its outcome when it ends: a
+// failure if its last value is an error, whatever the consumer does
+// afterwards. A call that panics counts as a failure, and the panic goes
+// on to the caller unchanged.
+//
+// State changes go to the hooks (WithOnStateChange and Settings.OnStateChange),
+// to the breaker.state_changes counter, and as a breaker.state_change event
+// to the span of the call that caused them. Hooks are called in order,
+// after the circuit's lock is released, so they may read State and Counts;
+// they run on the goroutine of a call that caused or saw the change (for a
+// Stream that ends, its forwarding goroutine, where a hook's panic is
+// delivered as the stream's last value if it can still be).
 package breaker
 
 import (
@@ -57,9 +69,29 @@ func (e *OpenError) Unwrap() error { return e.Err }
 // Retryable reports false: while the circuit is open, retries fail fast.
 func (e *OpenError) Retryable() bool { return false }
 
-// errCallerDone marks a call that ended because the caller's context did:
-// excluded from the circuit's counts.
-var errCallerDone = errors.New("breaker: caller's context done")
+// Local reports true: the call was rejected here and never reached the
+// provider.
+func (e *OpenError) Local() bool { return true }
+
+var (
+	// errCallerDone marks a call that ended because the caller's context
+	// did: excluded from the circuit's counts.
+	errCallerDone = errors.New("breaker: caller's context done")
+	// errUnwound is counted for a call that panicked (or whose goroutine
+	// exited) before it returned.
+	errUnwound = errors.New("breaker: the call panicked")
+	// errNoStream is the error of an inner Stream that returned neither a
+	// channel nor an error.
+	errNoStream error = permanentError("breaker: inner Stream returned neither a channel nor an error")
+)
+
+// permanentError is an error that the retry layer never retries.
+type permanentError string
+
+func (e permanentError) Error() string { return string(e) }
+
+// Retryable reports false.
+func (e permanentError) Retryable() bool { return false }
 
 // Option configures a Runnable.
 type Option func(*config)
@@ -90,9 +122,10 @@ func WithMeterProvider(mp metric.MeterProvider) Option {
 // Runnable is a core.Runnable behind a circuit breaker. It is safe for
 // concurrent use.
 type Runnable struct {
-	inner core.Runnable
-	cb    *gobreaker.TwoStepCircuitBreaker[any]
-	name  string
+	inner   core.Runnable
+	cb      *gobreaker.TwoStepCircuitBreaker[any]
+	name    string
+	changes *stateChanges
 }
 
 // New returns inner behind a new circuit configured by st. Settings left
@@ -119,7 +152,7 @@ func New(inner core.Runnable, st gobreaker.Settings, opts ...Option) (*Runnable,
 	}
 	userExcluded, userSuccessful := st.IsExcluded, st.IsSuccessful
 	st.IsExcluded = func(err error) bool {
-		return errors.Is(err, errCallerDone) || (userExcluded != nil && userExcluded(err))
+		return errors.Is(err, errCallerDone) || core.IsLocal(err) || (userExcluded != nil && userExcluded(err))
 	}
 	st.IsSuccessful = func(err error) bool {
 		if userSuccessful != nil {
@@ -127,18 +160,19 @@ func New(inner core.Runnable, st gobreaker.Settings, opts ...Option) (*Runnable,
 		}
 		return err == nil || callersFault(err)
 	}
-	userChange := st.OnStateChange
-	st.OnStateChange = func(name string, from, to gobreaker.State) {
+	userChange, name := st.OnStateChange, st.Name
+	q := &stateChanges{deliver: func(sc stateChange) {
 		changes.Add(context.Background(), 1, metric.WithAttributes(
-			AttrName.String(name), AttrFrom.String(from.String()), AttrTo.String(to.String())))
+			AttrName.String(name), AttrFrom.String(sc.from.String()), AttrTo.String(sc.to.String())))
 		if userChange != nil {
-			userChange(name, from, to)
+			userChange(name, sc.from, sc.to)
 		}
 		for _, hook := range c.onStateChange {
-			hook(name, from, to)
+			hook(name, sc.from, sc.to)
 		}
-	}
-	return &Runnable{inner: inner, cb: gobreaker.NewTwoStepCircuitBreaker[any](st), name: st.Name}, nil
+	}}
+	st.OnStateChange = q.add
+	return &Runnable{inner: inner, cb: gobreaker.NewTwoStepCircuitBreaker[any](st), name: name, changes: q}, nil
 }
 
 // Middleware returns a core.Middleware that puts each Runnable it wraps
@@ -154,10 +188,18 @@ func Middleware(st gobreaker.Settings, opts ...Option) core.Middleware {
 }
 
 // State returns the circuit's state.
-func (r *Runnable) State() gobreaker.State { return r.cb.State() }
+func (r *Runnable) State() gobreaker.State {
+	s := r.cb.State() // may move an open circuit to half-open
+	r.changes.flush()
+	return s
+}
 
 // Counts returns the circuit's counts in the current period.
-func (r *Runnable) Counts() gobreaker.Counts { return r.cb.Counts() }
+func (r *Runnable) Counts() gobreaker.Counts {
+	c := r.cb.Counts()
+	r.changes.flush()
+	return c
+}
 
 // Name returns the inner Runnable's name, if it has one.
 func (r *Runnable) Name() string { return core.NameOf(r.inner) }
@@ -168,98 +210,161 @@ func (r *Runnable) Idempotent() bool { return core.IsIdempotent(r.inner) }
 
 // Invoke calls the inner Invoke if the circuit allows it.
 func (r *Runnable) Invoke(ctx context.Context, input any, opts ...core.Option) (any, error) {
-	done, err := r.allow(ctx)
+	t, err := r.allow(ctx)
 	if err != nil {
 		return nil, err
 	}
+	defer t.reportIfUnwinding()
 	out, err := r.inner.Invoke(ctx, input, opts...)
-	r.report(ctx, done, err)
+	t.report(callerOutcome(ctx, err))
 	return out, err
 }
 
 // Batch calls the inner Batch if the circuit allows it. The batch counts as
 // one call: a failure when every item failed, else a success.
 func (r *Runnable) Batch(ctx context.Context, inputs []any, opts ...core.Option) ([]any, error) {
-	done, err := r.allow(ctx)
+	t, err := r.allow(ctx)
 	if err != nil {
 		return nil, err
 	}
+	defer t.reportIfUnwinding()
 	outs, err := r.inner.Batch(ctx, inputs, opts...)
 	counted := err
-	if be, ok := errors.AsType[*core.BatchError](err); ok && len(be.Failed()) < len(inputs) {
+	if be, ok := errors.AsType[*core.BatchError](err); ok && be != nil && len(be.Failed()) < len(inputs) {
 		counted = nil // some items went through: the provider answers
 	}
-	r.report(ctx, done, counted)
+	t.report(callerOutcome(ctx, counted))
 	return outs, err
 }
 
 // Stream calls the inner Stream if the circuit allows it. The stream counts
 // when it ends: a failure if its last value is an error, else a success.
 func (r *Runnable) Stream(ctx context.Context, input any, opts ...core.Option) (<-chan any, error) {
-	done, err := r.allow(ctx)
+	t, err := r.allow(ctx)
 	if err != nil {
 		return nil, err
 	}
+	defer t.reportIfUnwinding()
 	ch, err := r.inner.Stream(ctx, input, opts...)
+	if err == nil && ch == nil {
+		err = errNoStream
+	}
 	if err != nil {
-		r.report(ctx, done, err)
+		t.report(callerOutcome(ctx, err))
 		return nil, err
 	}
 	out := make(chan any)
-	go func() {
-		defer close(out)
-		var last error
-		defer func() { r.report(ctx, done, last) }()
-		for {
-			select {
-			case v, ok := <-ch:
-				if !ok {
-					return
-				}
-				if e, isErr := v.(error); isErr {
-					last = e
-				}
-				select {
-				case out <- v:
-				case <-ctx.Done():
-					last = ctx.Err()
-					return
-				}
-			case <-ctx.Done():
-				last = ctx.Err()
-				return
-			}
-		}
-	}()
+	fwd := t
+	t.reported = true // the forwarding goroutine reports
+	go fwd.forward(ctx, ch, out)
 	return out, nil
 }
 
-func (r *Runnable) allow(ctx context.Context) (func(error), error) {
+// forward passes the stream's values on and, when it ends, reports its
+// outcome.
+func (t *ticket) forward(ctx context.Context, ch <-chan any, out chan<- any) {
+	defer close(out)
+	last, delivered := pump(ctx, ch, out)
+	defer func() {
+		// A state-change hook panicked. It is the stream's last value
+		// unless an error value was already delivered as such.
+		if v := recover(); v != nil && !delivered {
+			core.Send(ctx, out, core.NewPanicError(v))
+		}
+	}()
+	t.report(last)
+}
+
+// pump forwards the stream's values until it ends, and returns the error
+// its outcome is counted by, and whether that error was delivered to the
+// consumer as the last value. An error value fixes the outcome: nothing
+// after it is read.
+func pump(ctx context.Context, ch <-chan any, out chan<- any) (last error, delivered bool) {
+	for {
+		select {
+		case v, ok := <-ch:
+			if !ok {
+				if ctx.Err() != nil { // closed because its context ended
+					return contextOutcome(ctx), false
+				}
+				return nil, false
+			}
+			if err, isErr := v.(error); isErr {
+				return err, core.Send(ctx, out, err)
+			}
+			if !core.Send(ctx, out, v) {
+				return contextOutcome(ctx), false
+			}
+		case <-ctx.Done():
+			return contextOutcome(ctx), false
+		}
+	}
+}
+
+// ticket is one call the circuit admitted. Its outcome is reported exactly
+// once, also when the call panics, so a half-open circuit's probe slot is
+// never kept for ever.
+type ticket struct {
+	r        *Runnable
+	ctx      context.Context
+	done     func(error)
+	reported bool
+}
+
+func (r *Runnable) allow(ctx context.Context) (ticket, error) {
 	done, err := r.cb.Allow()
+	r.changes.flush() // Allow may move an open circuit to half-open
 	if err != nil {
 		if span := trace.SpanFromContext(ctx); span.IsRecording() {
 			span.AddEvent("breaker.rejected", trace.WithAttributes(
 				AttrName.String(r.name), AttrState.String(r.cb.State().String())))
 		}
-		return nil, &OpenError{Name: r.name, Err: err}
+		return ticket{}, &OpenError{Name: r.name, Err: err}
 	}
-	return done, nil
+	return ticket{r: r, ctx: ctx, done: done}, nil
 }
 
-// report tells the circuit how a call ended, and the call's span when that
-// changed the circuit's state.
-func (r *Runnable) report(ctx context.Context, done func(error), err error) {
-	if err != nil && callerEnded(ctx) {
-		err = errCallerDone
+// reportIfUnwinding, deferred, counts a call that panicked as a failure.
+func (t *ticket) reportIfUnwinding() {
+	if !t.reported {
+		t.report(errUnwound)
 	}
+}
+
+// report tells the circuit how the call ended, then the hooks and the
+// call's span when that changed the circuit's state.
+func (t *ticket) report(err error) {
+	t.reported = true
+	r := t.r
 	before := r.cb.State()
-	done(err)
-	if after := r.cb.State(); after != before {
-		if span := trace.SpanFromContext(ctx); span.IsRecording() {
+	t.done(err)
+	after := r.cb.State()
+	if after != before {
+		if span := trace.SpanFromContext(t.ctx); span.IsRecording() {
 			span.AddEvent("breaker.state_change", trace.WithAttributes(
 				AttrName.String(r.name), AttrFrom.String(before.String()), AttrTo.String(after.String())))
 		}
 	}
+	r.changes.flush()
+}
+
+// callerOutcome is err, or errCallerDone when the call failed because the
+// caller's context ended.
+func callerOutcome(ctx context.Context, err error) error {
+	if err != nil && callerEnded(ctx) {
+		return errCallerDone
+	}
+	return err
+}
+
+// contextOutcome is the outcome of a stream cut short by its context:
+// errCallerDone for the caller's own cancellation or deadline, else the
+// context's cause (a retry layer's abandoning of the attempt, say).
+func contextOutcome(ctx context.Context) error {
+	if callerEnded(ctx) {
+		return errCallerDone
+	}
+	return context.Cause(ctx)
 }
 
 // callerEnded reports a context cancelled, or past its deadline, by the

@@ -9,7 +9,11 @@ type BatchError struct {
 }
 
 // Error summarises how many items failed and quotes the first failure.
+// Like every method of BatchError, it accepts a nil receiver.
 func (e *BatchError) Error() string {
+	if e == nil {
+		return "batch: <nil>"
+	}
 	failed, first := 0, -1
 	for i, err := range e.Errs {
 		if err != nil {
@@ -28,6 +32,9 @@ func (e *BatchError) Error() string {
 // Unwrap returns the non-nil item errors, so errors.Is and errors.As look
 // through a BatchError at every failed item.
 func (e *BatchError) Unwrap() []error {
+	if e == nil {
+		return nil
+	}
 	errs := make([]error, 0, len(e.Errs))
 	for _, err := range e.Errs {
 		if err != nil {
@@ -39,6 +46,9 @@ func (e *BatchError) Unwrap() []error {
 
 // Failed returns the indexes of the failed items, in order.
 func (e *BatchError) Failed() []int {
+	if e == nil {
+		return nil
+	}
 	var idx []int
 	for i, err := range e.Errs {
 		if err != nil {

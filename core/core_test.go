@@ -140,3 +140,15 @@ func TestNameOfAndIsIdempotent(t *testing.T) {
 		t.Error("namedIdem: want name tool and not idempotent")
 	}
 }
+
+func TestSendStopsWhenContextEnds(t *testing.T) {
+	ch := make(chan any, 1)
+	if !core.Send(t.Context(), ch, 1) || <-ch != 1 {
+		t.Error("Send() to a ready channel did not deliver")
+	}
+	ctx, cancel := context.WithCancel(t.Context())
+	cancel()
+	if core.Send(ctx, make(chan any), 2) {
+		t.Error("Send() with no reader and a done context = true, want false")
+	}
+}

@@ -18,7 +18,8 @@ func (f RunnableFunc) Invoke(ctx context.Context, input any, opts ...Option) (an
 // Batch calls f once per input, at most MaxConcurrencyFrom(opts...) at a time
 // (all at once when unset). It returns when every call has returned. When
 // some items fail, it returns the outputs (nil at failed indexes) and a
-// *BatchError.
+// *BatchError. Each item runs on a goroutine of its own: an item whose f
+// panics fails with a *PanicError, and the other items keep their results.
 func (f RunnableFunc) Batch(ctx context.Context, inputs []any, opts ...Option) ([]any, error) {
 	outs := make([]any, len(inputs))
 	errs := make([]error, len(inputs))
@@ -32,6 +33,11 @@ func (f RunnableFunc) Batch(ctx context.Context, inputs []any, opts ...Option) (
 		sem <- struct{}{}
 		wg.Go(func() {
 			defer func() { <-sem }()
+			defer func() {
+				if v := recover(); v != nil {
+					errs[i] = NewPanicError(v)
+				}
+			}()
 			outs[i], errs[i] = f(ctx, in, opts...)
 		})
 	}
@@ -46,20 +52,30 @@ func (f RunnableFunc) Batch(ctx context.Context, inputs []any, opts ...Option) (
 
 // Stream returns a channel that yields f's result, or its error, as a single
 // value and is then closed. f runs in a goroutine that ends when the value is
-// delivered or ctx is done.
+// delivered or ctx is done; if f panics there, the value is a *PanicError.
 func (f RunnableFunc) Stream(ctx context.Context, input any, opts ...Option) (<-chan any, error) {
 	ch := make(chan any)
 	go func() {
 		defer close(ch)
-		out, err := f(ctx, input, opts...)
-		var v any = out
-		if err != nil {
-			v = err
-		}
+		v := f.result(ctx, input, opts)
 		select {
 		case ch <- v:
 		case <-ctx.Done():
 		}
 	}()
 	return ch, nil
+}
+
+// result calls f and returns its output, its error, or a *PanicError.
+func (f RunnableFunc) result(ctx context.Context, input any, opts []Option) (v any) {
+	defer func() {
+		if p := recover(); p != nil {
+			v = NewPanicError(p)
+		}
+	}()
+	out, err := f(ctx, input, opts...)
+	if err != nil {
+		return err
+	}
+	return out
 }

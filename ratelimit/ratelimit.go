@@ -1,13 +1,21 @@
 // Package ratelimit slows calls down before the provider has to say 429: a
 // core.Runnable decorator over a golang.org/x/time/rate token bucket.
 //
-// Each call takes a token (a Batch one per item). By default a call waits
-// for its token, unless the wait would pass the context's deadline, in which
-// case it fails at once; with WithFailFast it never waits and fails with a
-// *LimitedError, which the retry layer retries after exactly the wait the
-// bucket asks for. Put the limiter inside the retry layer
+// Each call takes a token (a Batch one per item). A call's whole cost is
+// decided at once, before any token is spent: it is admitted, waited for,
+// or refused. By default a call waits for its tokens, unless the wait would
+// pass the context's deadline, in which case it fails at once; with
+// WithFailFast it never waits. Either refusal is a *LimitedError, which the
+// retry layer retries after exactly the wait the bucket asks for (and only
+// the caller's own deadline, which the retry layer checks, ends the call).
+// A cost larger than the bucket's burst can never be admitted: it fails
+// with a permanent *BurstError. Put the limiter inside the retry layer
 // (core.Chain(r, retry.Middleware(...), ratelimit.Middleware(lim))) so that
 // every attempt takes a token.
+//
+// Every refusal is made on this side of the wire: its error has a Local()
+// method reporting true (core.IsLocal), so a circuit breaker, wherever it
+// stands in the chain, never counts it as a failure of the provider.
 //
 // Pass the same *rate.Limiter to several decorators to share one bucket.
 // A waited token shows on the caller's span as a ratelimit.wait event and in
@@ -38,13 +46,16 @@ const AttrWait = attribute.Key("ratelimit.wait")
 // ErrLimited is matched (errors.Is) by the errors of calls refused a token.
 var ErrLimited = errors.New("ratelimit: rate limited")
 
-// LimitedError is the error of a call refused a token: in fail-fast mode
-// when none is free now, in waiting mode when the wait would pass the
-// context's deadline. Wait is how long the token would take.
+// LimitedError is the error of a call refused its tokens: in fail-fast mode
+// when they are not free now, in waiting mode when the wait would pass the
+// context's deadline. Wait is how long the tokens would take.
 type LimitedError struct {
 	Wait time.Duration
 	// Deadline reports that waiting was refused because of the context's
-	// deadline. Such an error is not retryable: time only runs shorter.
+	// deadline. That deadline may be a retry layer's per-attempt timeout
+	// rather than the caller's, so the refusal is still retryable after
+	// Wait: the retry layer ends the call if its caller's deadline would
+	// pass first.
 	Deadline bool
 }
 
@@ -61,12 +72,35 @@ func (e *LimitedError) Is(target error) bool {
 	return target == ErrLimited || (e.Deadline && target == context.DeadlineExceeded)
 }
 
-// Retryable tells the retry layer that a fail-fast refusal is worth a retry
-// and a deadline refusal is not.
-func (e *LimitedError) Retryable() bool { return !e.Deadline }
+// Retryable reports true: the tokens will come, after Wait.
+func (e *LimitedError) Retryable() bool { return true }
 
-// RetryAfter tells the retry layer to wait exactly until the token is due.
+// RetryAfter tells the retry layer to wait exactly until the tokens are due.
 func (e *LimitedError) RetryAfter() time.Duration { return e.Wait }
+
+// Local reports true: the call was refused here and never reached the
+// provider, so a circuit breaker does not count it.
+func (e *LimitedError) Local() bool { return true }
+
+// BurstError is the error of a call whose cost is more tokens than the
+// bucket holds at once (its burst): no wait will ever admit it. Send fewer
+// items per Batch, or raise the burst.
+type BurstError struct {
+	Cost, Burst int
+}
+
+func (e *BurstError) Error() string {
+	return fmt.Sprintf("ratelimit: a call costing %d tokens can never pass a bucket whose burst is %d", e.Cost, e.Burst)
+}
+
+// Is makes errors.Is(err, ErrLimited) hold.
+func (e *BurstError) Is(target error) bool { return target == ErrLimited }
+
+// Retryable reports false: retrying the same cost fails the same way.
+func (e *BurstError) Retryable() bool { return false }
+
+// Local reports true: the call never reached the provider.
+func (e *BurstError) Local() bool { return true }
 
 // Option configures a Runnable.
 type Option func(*Runnable)
@@ -144,7 +178,7 @@ func (r *Runnable) Invoke(ctx context.Context, input any, opts ...core.Option) (
 	return r.inner.Invoke(ctx, input, opts...)
 }
 
-// Batch takes a token per input, then calls the inner Batch.
+// Batch takes a token per input, all at once, then calls the inner Batch.
 func (r *Runnable) Batch(ctx context.Context, inputs []any, opts ...core.Option) ([]any, error) {
 	if err := r.acquire(ctx, len(inputs)); err != nil {
 		return nil, err
@@ -167,26 +201,22 @@ func (r *Runnable) Name() string { return core.NameOf(r.inner) }
 // say.
 func (r *Runnable) Idempotent() bool { return core.IsIdempotent(r.inner) }
 
-// acquire takes n tokens, in steps of at most the burst.
+// acquire takes n tokens at once: now, after a wait, or not at all. A
+// refused call spends none.
 func (r *Runnable) acquire(ctx context.Context, n int) error {
-	for n > 0 {
-		step := min(n, max(r.lim.Burst(), 1))
-		if err := r.take(ctx, step); err != nil {
-			return err
-		}
-		n -= step
+	if n == 0 {
+		return nil
 	}
-	return nil
-}
-
-func (r *Runnable) take(ctx context.Context, n int) error {
 	now := time.Now()
 	if r.lim.AllowN(now, n) {
 		return nil
 	}
+	if burst := r.lim.Burst(); n > burst && r.lim.Limit() != rate.Inf {
+		return &BurstError{Cost: n, Burst: burst}
+	}
 	res := r.lim.ReserveN(now, n)
 	if !res.OK() {
-		// Only a zero burst (with a finite rate) refuses outright.
+		// A zero rate: the bucket never refills.
 		return &LimitedError{Wait: rate.InfDuration}
 	}
 	wait := res.DelayFrom(now)

@@ -33,6 +33,7 @@ func (r *RetryRunnable) Batch(ctx context.Context, inputs []any, opts ...core.Op
 		pending: make([]int, len(inputs)),
 	}
 	ctx = r.begin(ctx, &b.c, methodBatch, opts)
+	defer b.c.endIfUnwinding(ctx)
 	for i := range b.pending {
 		b.pending[i] = i
 	}
@@ -64,12 +65,11 @@ type batchCall struct {
 func (b *batchCall) round(ctx context.Context, n int) {
 	c := &b.c
 	sent := b.pending
-	sub := b.inputs
-	if len(sent) != len(b.inputs) {
-		sub = make([]any, len(sent))
-		for i, idx := range sent {
-			sub[i] = b.inputs[idx]
-		}
+	// A fresh slice each round: an inner Batch that writes to its inputs
+	// must not change what a later round re-sends, nor the caller's slice.
+	sub := make([]any, len(sent))
+	for i, idx := range sent {
+		sub[i] = b.inputs[idx]
 	}
 	a := c.startAttempt(ctx, n, c.cfg.PerAttemptTimeout)
 	if a.span != nil {
@@ -173,6 +173,8 @@ func (b *batchCall) itemErrors(sent []int, outs []any, err error) (errs []error,
 			return nil, false, fmt.Errorf("retry: inner Batch returned %d outputs for %d inputs", len(outs), len(sent))
 		}
 		return make([]error, len(sent)), false, nil
+	case isBatch && be == nil:
+		return nil, false, errors.New("retry: inner Batch returned a nil *core.BatchError as its error")
 	case isBatch:
 		if len(be.Errs) != len(sent) {
 			return nil, false, fmt.Errorf("retry: inner Batch returned %d item errors for %d inputs: %w", len(be.Errs), len(sent), err)
@@ -253,7 +255,7 @@ func (b *batchCall) finish(ctx context.Context, items []int, outcome string, att
 		if b.last != nil {
 			last = b.last[idx]
 		}
-		b.errs[idx] = b.c.newError(ctx, outcome, attempts, last)
+		b.errs[idx] = b.c.newError(outcome, attempts, last)
 	}
 }
 

@@ -38,8 +38,11 @@ type TokenBudget struct {
 // recommended setting: bench/ shows it holding retries to 1.1× the attempts
 // of no retrying in a total outage, letting a collapsed provider recover,
 // and still retrying in bursty overload. maxTokens must be positive and
-// tokenRatio non-negative, both finite; NewTokenBudget panics otherwise,
-// as a budget is built once at start-up from constants.
+// tokenRatio non-negative, both finite, and neither may round to nothing at
+// the budget's resolution of a thousandth of a token (a maxTokens of
+// 0.0005 would never allow a retry, a tokenRatio of 0.0005 never refund);
+// NewTokenBudget panics otherwise, as a budget is built once at start-up
+// from constants.
 func NewTokenBudget(maxTokens, tokenRatio float64) Budget {
 	b, err := newTokenBudget(maxTokens, tokenRatio)
 	if err != nil {
@@ -50,10 +53,12 @@ func NewTokenBudget(maxTokens, tokenRatio float64) Budget {
 
 func newTokenBudget(maxTokens, tokenRatio float64) (*TokenBudget, error) {
 	switch {
-	case math.IsNaN(maxTokens) || math.IsInf(maxTokens, 0) || maxTokens <= 0 || maxTokens > 1e12:
-		return nil, fmt.Errorf("retry: NewTokenBudget: maxTokens is %v, must be in (0, 1e12]", maxTokens)
+	case math.IsNaN(maxTokens) || math.IsInf(maxTokens, 0) || maxTokens < 1.0/milli || maxTokens > 1e12:
+		return nil, fmt.Errorf("retry: NewTokenBudget: maxTokens is %v, must be in [0.001, 1e12]", maxTokens)
 	case math.IsNaN(tokenRatio) || math.IsInf(tokenRatio, 0) || tokenRatio < 0 || tokenRatio > 1e12:
 		return nil, fmt.Errorf("retry: NewTokenBudget: tokenRatio is %v, must be in [0, 1e12]", tokenRatio)
+	case tokenRatio > 0 && tokenRatio < 1.0/milli:
+		return nil, fmt.Errorf("retry: NewTokenBudget: tokenRatio is %v, must be 0 or at least 0.001", tokenRatio)
 	}
 	b := &TokenBudget{
 		max:   int64(maxTokens * milli),

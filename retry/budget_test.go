@@ -140,7 +140,9 @@ func TestTokenBudgetConcurrent(t *testing.T) {
 }
 
 func TestNewTokenBudgetRejectsBadArguments(t *testing.T) {
-	for _, args := range [][2]float64{{0, 0.1}, {-1, 0.1}, {10, -0.1}} {
+	// 0.0005 rounds to nothing at the budget's resolution: a budget that
+	// never allows a retry, or a ratio that never refunds.
+	for _, args := range [][2]float64{{0, 0.1}, {-1, 0.1}, {10, -0.1}, {0.0005, 2}, {10, 0.0005}} {
 		func() {
 			defer func() {
 				if recover() == nil {
@@ -202,4 +204,14 @@ func TestWholeBatchFailureIsChargedOnce(t *testing.T) {
 			t.Errorf("Tokens() = %v, want 9.8: the whole-batch failure costs one token", got)
 		}
 	})
+}
+
+func TestNewTokenBudgetSmallestValues(t *testing.T) {
+	b := retry.NewTokenBudget(0.001, 0.001).(*retry.TokenBudget)
+	if got := b.Tokens(); got != 0.001 {
+		t.Errorf("Tokens() = %v, want 0.001", got)
+	}
+	if !b.AllowRetry(t.Context()) {
+		t.Error("a full budget of 0.001 tokens refuses a retry")
+	}
 }

@@ -30,6 +30,15 @@ type call struct {
 	// timer serves every backoff of the call, reset for each; succeed and
 	// fail stop it.
 	timer *time.Timer
+	// live is the attempt under way, from startAttempt to endAttempt, so
+	// a call cut short by a panic can end it.
+	live     attempt
+	attempts int // attempts started
+	// committed is set when a Stream delivers its first chunk.
+	committed bool
+	// settled is set once the call's end is recorded, or (Stream) once the
+	// caller's goroutine has handed the call to the forwarding goroutine.
+	settled bool
 }
 
 // begin starts call c and returns the context of its call span.
@@ -101,6 +110,7 @@ func (c *call) startAttempt(ctx context.Context, n int, timeout time.Duration) a
 	if timeout > 0 {
 		a.ctx, a.cancel = context.WithTimeoutCause(a.ctx, timeout, ErrAttemptTimeout)
 	}
+	c.live, c.attempts = a, n
 	return a
 }
 
@@ -188,6 +198,7 @@ func (c *call) retryable(err error) bool {
 // endAttempt ends attempt a with its error (nil on success) and, for a
 // failure, the decision that follows it.
 func (c *call) endAttempt(ctx context.Context, a *attempt, err error, d decision) {
+	c.live = attempt{}
 	if c.metrics {
 		if err == nil {
 			c.r.tel.attempts.Add(ctx, 1, c.attrs.attemptOK...)
@@ -264,22 +275,23 @@ func (c *call) stopTimer() {
 }
 
 // newError builds the *Error of a call, or of a batch item, that ended with
-// outcome after attempts attempts.
-func (c *call) newError(ctx context.Context, outcome string, attempts int, last error) *Error {
+// outcome after attempts attempts. The context error follows from the
+// outcome, not from the context as it is now: a call stopped early for its
+// deadline is a deadline even if the caller cancels a moment later.
+func (c *call) newError(outcome string, attempts int, last error) *Error {
 	e := &Error{Operation: c.operation, Outcome: outcome, Attempts: attempts, Err: last}
-	if outcome == OutcomeCanceled || outcome == OutcomeDeadline {
-		e.ContextErr = ctx.Err()
-		if e.ContextErr == nil {
-			// Stopped early: the next attempt could not start before the
-			// deadline.
-			e.ContextErr = context.DeadlineExceeded
-		}
+	switch outcome {
+	case OutcomeCanceled:
+		e.ContextErr = context.Canceled
+	case OutcomeDeadline:
+		e.ContextErr = context.DeadlineExceeded
 	}
 	return e
 }
 
 // succeed ends a call that succeeded on attempt n.
 func (c *call) succeed(ctx context.Context, n int, extra ...attribute.KeyValue) {
+	c.settled = true
 	c.stopTimer()
 	if c.metrics {
 		c.r.tel.calls.Add(ctx, 1, c.attrs.callOK...)
@@ -296,6 +308,20 @@ func (c *call) succeed(ctx context.Context, n int, extra ...attribute.KeyValue) 
 // fail ends a call that failed with err: it records the outcome and logs
 // the one WARN record of the call.
 func (c *call) fail(ctx context.Context, err *Error, extra ...attribute.KeyValue) {
+	c.record(ctx, err, extra...)
+	if c.r.logger != nil {
+		c.r.logger.LogAttrs(ctx, slog.LevelWarn, "retry: call failed",
+			slog.String("operation", c.operation),
+			slog.String("method", c.method),
+			slog.String("outcome", err.Outcome),
+			slog.Int("attempts", err.Attempts),
+			slog.String("error", err.Error()))
+	}
+}
+
+// record ends a failed call: it counts it and ends the call span.
+func (c *call) record(ctx context.Context, err *Error, extra ...attribute.KeyValue) {
+	c.settled = true
 	c.stopTimer()
 	etype := errorType(err)
 	if c.metrics {
@@ -307,13 +333,5 @@ func (c *call) fail(ctx context.Context, err *Error, extra ...attribute.KeyValue
 			c.span.SetStatus(codes.Error, err.Error())
 		}
 		c.span.End()
-	}
-	if c.r.logger != nil {
-		c.r.logger.LogAttrs(ctx, slog.LevelWarn, "retry: call failed",
-			slog.String("operation", c.operation),
-			slog.String("method", c.method),
-			slog.String("outcome", err.Outcome),
-			slog.Int("attempts", err.Attempts),
-			slog.String("error", err.Error()))
 	}
 }

@@ -49,7 +49,9 @@ type RetryConfig struct {
 const (
 	defaultBackoffFactor = 2
 	defaultMaxRetryAfter = 60 * time.Second
-	maxMaxRetries        = math.MaxInt32
+	// maxMaxRetries keeps MaxRetries + 1, the most attempts, representable
+	// in AttemptInfo's int32 fields on every platform.
+	maxMaxRetries = math.MaxInt32 - 1
 )
 
 // DefaultRetryConfig returns the recommended starting policy: 3 retries,

@@ -3,6 +3,7 @@ package retry
 import (
 	"bytes"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"time"
 )
@@ -98,6 +99,10 @@ func lookupField(name string) (configField, bool) {
 }
 
 func (f configField) decode(c *RetryConfig, val json.RawMessage) error {
+	if string(bytes.TrimSpace(val)) == "null" {
+		// encoding/json would leave the field as it was: a silent default.
+		return errors.New("is null: give a value or leave the field out")
+	}
 	switch p := f.ptr(c).(type) {
 	case *time.Duration:
 		var s string

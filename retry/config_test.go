@@ -1,12 +1,18 @@
 package retry
 
 import (
+	"context"
 	"encoding/json"
 	"errors"
 	"math"
 	"strings"
 	"testing"
 	"time"
+
+	mnoop "go.opentelemetry.io/otel/metric/noop"
+	tnoop "go.opentelemetry.io/otel/trace/noop"
+
+	"github.com/steadfast-go/steadfast/core"
 )
 
 func TestConfigJSONRoundTrip(t *testing.T) {
@@ -133,4 +139,24 @@ func FuzzConfigJSON(f *testing.F) {
 			}
 		}
 	})
+}
+
+// MaxRetries + 1 attempts must fit AttemptInfo.MaxAttempts.
+func TestValidateMaxRetriesRepresentable(t *testing.T) {
+	c := RetryConfig{MaxRetries: math.MaxInt32}
+	var ce *ConfigError
+	if err := c.Validate(); !errors.As(err, &ce) || ce.Field != "MaxRetries" {
+		t.Errorf("MaxRetries = MaxInt32: Validate() = %v, want a ConfigError for MaxRetries", err)
+	}
+	c.MaxRetries = math.MaxInt32 - 1
+	if err := c.Validate(); err != nil {
+		t.Fatalf("MaxRetries = MaxInt32-1: Validate() = %v, want nil", err)
+	}
+	r := NewRetryRunnable(core.RunnableFunc(func(ctx context.Context, _ any, _ ...core.Option) (any, error) {
+		info, _ := AttemptFromContext(ctx)
+		return info.MaxAttempts, nil
+	}), c, WithTracerProvider(tnoop.NewTracerProvider()), WithMeterProvider(mnoop.NewMeterProvider()))
+	if got, err := r.Invoke(t.Context(), "q"); err != nil || got != math.MaxInt32 {
+		t.Errorf("AttemptInfo.MaxAttempts = %v, %v, want %d", got, err, math.MaxInt32)
+	}
 }

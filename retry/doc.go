@@ -44,7 +44,9 @@
 // span per attempt, a retry.backoff event per backoff, and the metrics
 // retry.attempts, retry.calls, retry.backoff.duration and
 // retry.budget.refused, from the providers given with WithTracerProvider and
-// WithMeterProvider or else the global ones. Nothing is logged unless
+// WithMeterProvider or else the global ones. Attributes are prebuilt for up
+// to 1024 distinct operations per RetryRunnable; further operations cost a
+// few allocations per call and no lasting memory. Nothing is logged unless
 // WithLogger is given, and then one WARN record per failed call.
 //
 // # Concurrency
@@ -52,6 +54,24 @@
 // A RetryRunnable and a Budget are safe for concurrent use. Invoke and Batch
 // start no goroutine of their own and stop every timer they start; Stream
 // starts one, which ends when the stream ends or its context is done.
+//
+// Hooks (WithOnRetry), the Budget and the logger run on the goroutine making
+// the attempts: the caller's for Invoke, Batch and a Stream's first
+// creation; the stream's forwarding goroutine for the retries of a Stream
+// after its creation.
+//
+// # Panics
+//
+// One policy for all three methods. A panic of the inner Runnable, a hook,
+// the Budget or the logger on the caller's goroutine propagates to the
+// caller with its value unchanged, after the call and attempt spans are
+// ended (status Error, error.type "panic") and the attempt's context and
+// timers are released. A panic on the stream's forwarding goroutine, where
+// no caller could recover it, is recovered: the stream ends with an *Error
+// (outcome not_retryable, or committed after the first chunk) wrapping a
+// *core.PanicError that carries the panic value and stack, as its last
+// value. A panic after the last value was delivered (in the logger, say)
+// cannot be delivered and is dropped.
 //
 // # Usage
 //

@@ -23,6 +23,14 @@ const (
 // still live. List it in RetryableErrors to keep such attempts retryable.
 var ErrAttemptTimeout = errors.New("attempt timed out")
 
+// ErrAttemptAbandoned is matched (errors.Is) by the cause of a Stream
+// attempt's context that the retry layer cancelled to move on to the next
+// attempt (an error value before the first chunk, FirstChunkTimeout). It
+// tells such a cancellation from the caller's own, for which
+// context.Cause is context.Canceled: a circuit breaker inside the retry
+// layer counts the abandoned attempt as the failure it was.
+var ErrAttemptAbandoned = errors.New("retry: stream attempt abandoned")
+
 // Error is the error of every failed call of a RetryRunnable: how many
 // attempts were made, why retrying stopped, and the last attempt's error.
 // When the caller's context ended the call, its error is reachable too:

@@ -13,10 +13,11 @@ import (
 func (r *RetryRunnable) Invoke(ctx context.Context, input any, opts ...core.Option) (any, error) {
 	var c call
 	ctx = r.begin(ctx, &c, methodInvoke, opts)
+	defer c.endIfUnwinding(ctx)
 	var last error
 	for n := 1; ; n++ {
 		if cerr := ctx.Err(); cerr != nil {
-			e := c.newError(ctx, ctxOutcome(cerr), n-1, last)
+			e := c.newError(ctxOutcome(cerr), n-1, last)
 			c.fail(ctx, e)
 			return nil, e
 		}
@@ -38,7 +39,7 @@ func (r *RetryRunnable) Invoke(ctx context.Context, input any, opts ...core.Opti
 			d.outcome = c.sleep(ctx, n, err, d, 1)
 		}
 		if d.outcome != "" {
-			e := c.newError(ctx, d.outcome, n, err)
+			e := c.newError(d.outcome, n, err)
 			c.fail(ctx, e)
 			return nil, e
 		}

@@ -65,7 +65,8 @@ func WithMeterProvider(mp metric.MeterProvider) Option {
 }
 
 // WithLogger makes the RetryRunnable log one WARN record for each call that
-// finally fails. Without it, nothing is logged.
+// finally fails. Without it, nothing is logged. The record is written on
+// the goroutine that ends the call, as for WithOnRetry's hooks.
 func WithLogger(l *slog.Logger) Option {
 	return func(o *options) {
 		if l != nil {
@@ -74,8 +75,14 @@ func WithLogger(l *slog.Logger) Option {
 	}
 }
 
-// WithOnRetry adds a hook called before each backoff, on the calling
-// goroutine: keep it quick. Several hooks may be added; they run in order.
+// WithOnRetry adds a hook called before each backoff: keep it quick.
+// Several hooks may be added; they run in order. A hook runs on the
+// goroutine making the attempts: the caller's for Invoke, Batch and a
+// Stream's first creation, the stream's forwarding goroutine for a Stream's
+// retries after its creation (an error value or FirstChunkTimeout before
+// the first chunk). A hook that panics on the caller's goroutine panics the
+// call; on the forwarding goroutine the panic ends the stream with a
+// *core.PanicError as its last value (see the package doc).
 func WithOnRetry(hook func(context.Context, RetryEvent)) Option {
 	return func(o *options) {
 		if hook != nil {
@@ -86,7 +93,8 @@ func WithOnRetry(hook func(context.Context, RetryEvent)) Option {
 
 // WithBudget makes every retry ask b for permission. Share one Budget among
 // the RetryRunnables that call the same provider so that, when it is down,
-// retries stop multiplying the load on it.
+// retries stop multiplying the load on it. b is called on the goroutine
+// making the attempts, as WithOnRetry's hooks are.
 func WithBudget(b Budget) Option {
 	return func(o *options) {
 		if b != nil {

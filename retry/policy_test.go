@@ -2,6 +2,7 @@ package retry_test
 
 import (
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -114,4 +115,22 @@ func TestPerOperationPolicySelection(t *testing.T) {
 			t.Errorf("no operation: attempts, operation = %d, %q, want 3, \"\"", n, op)
 		}
 	})
+}
+
+// A null is neither a value nor an absent field: it is an error naming
+// the operation and the field, for every field alike.
+func TestParsePoliciesRejectsNull(t *testing.T) {
+	for _, field := range []string{"max_retries", "jitter", "backoff_factor", "retry_non_idempotent", "initial_backoff"} {
+		for _, op := range []string{"default", "llm"} {
+			doc := fmt.Sprintf(`{"default": {}, %q: {%q: null}}`, op, field)
+			if op == "default" {
+				doc = fmt.Sprintf(`{"default": {%q: null}}`, field)
+			}
+			_, err := retry.ParsePolicies([]byte(doc))
+			ce, ok := errors.AsType[*retry.ConfigError](err)
+			if !ok || ce.Operation != op || !strings.Contains(err.Error(), field) || !strings.Contains(err.Error(), "null") {
+				t.Errorf("ParsePolicies(%s) error = %v, want a ConfigError naming %q, %s and null", doc, err, op, field)
+			}
+		}
+	}
 }

@@ -64,7 +64,8 @@ type telemetry struct {
 	calls         metric.Int64Counter
 	backoff       metric.Float64Histogram
 	budgetRefused metric.Int64Counter
-	attrs         sync.Map // opKey → *opAttrs
+	attrs         sync.Map // opKey → *opAttrs, at most maxCachedOps entries
+	cachedOps     atomic.Int64
 	// recent holds, per method, the opAttrs used last: most RetryRunnables
 	// serve one operation, and comparing a key costs less than hashing it.
 	recent [3]atomic.Pointer[opAttrs]
@@ -114,6 +115,13 @@ func newTelemetry(o *options) (*telemetry, error) {
 	return t, nil
 }
 
+// maxCachedOps bounds the prebuilt attributes kept per RetryRunnable (and
+// per Middleware): one entry, about 3 KB, for each distinct operation,
+// method and MaxRetries. Operation names may come from data (a tool's or a
+// model's name), so past the bound a call builds its attributes afresh,
+// costing a few allocations, instead of growing the cache without end.
+const maxCachedOps = 1024
+
 type opKey struct {
 	operation, method string
 	maxRetries        int
@@ -142,6 +150,23 @@ func (t *telemetry) opAttrs(operation, method string, maxRetries int) *opAttrs {
 		recent.Store(a.(*opAttrs))
 		return a.(*opAttrs)
 	}
+	a := newOpAttrs(key)
+	if t.cachedOps.Load() >= maxCachedOps {
+		return a
+	}
+	actual, loaded := t.attrs.LoadOrStore(key, a)
+	if !loaded {
+		t.cachedOps.Add(1)
+	}
+	recent.Store(actual.(*opAttrs))
+	return actual.(*opAttrs)
+}
+
+// cachedOpAttrs reports how many operations have prebuilt attributes.
+func (t *telemetry) cachedOpAttrs() int { return int(t.cachedOps.Load()) }
+
+func newOpAttrs(key opKey) *opAttrs {
+	operation, method, maxRetries := key.operation, key.method, key.maxRetries
 	base := []attribute.KeyValue{AttrMethod.String(method)}
 	call := []attribute.KeyValue{AttrMaxRetries.Int(maxRetries)}
 	if operation != "" {
@@ -160,9 +185,7 @@ func (t *telemetry) opAttrs(operation, method string, maxRetries int) *opAttrs {
 	for i := range a.successEnd {
 		a.successEnd[i] = append(call[:len(call):len(call)], AttrAttempts.Int(i+1), AttrOutcome.String(OutcomeSuccess))
 	}
-	actual, _ := t.attrs.LoadOrStore(key, a)
-	recent.Store(actual.(*opAttrs))
-	return actual.(*opAttrs)
+	return a
 }
 
 func methodIndex(method string) int {

@@ -20,6 +20,9 @@
 //   - breaker: a circuit-breaker decorator over sony/gobreaker.
 //   - providers/openai, providers/anthropic (modules of their own): the
 //     official LLM SDKs as Runnables, with error adapters.
+//   - llmhttp: what those adapters share, for writing one of your own:
+//     the adapter error, Retry-After and x-should-retry parsing, and the
+//     pump from an SDK stream to a Runnable's stream.
 //
 // Compose them retry outermost:
 //

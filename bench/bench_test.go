@@ -50,7 +50,7 @@ func succeed(context.Context) error { return nil }
 // as the libraries make, rather than an inlined nothing.
 var directOp Op = succeed
 
-// BenchmarkOneSpan is the unit of DESIGN.md §5's tracing targets: one span
+// BenchmarkOneSpan is the unit of the tracing targets (README.md): one span
 // started and ended, with the untouched global provider (no SDK) and with a
 // recording SDK.
 func BenchmarkOneSpan(b *testing.B) {
@@ -117,7 +117,7 @@ func BenchmarkTwoFailures(b *testing.B) {
 
 // BenchmarkSpanFloor is what any retry layer with call and attempt spans
 // pays the SDK before doing anything: two nested spans, bare and with the
-// attributes DESIGN.md §4 requires.
+// attributes the retry package's telemetry requires.
 func BenchmarkSpanFloor(b *testing.B) {
 	tracer := sdktrace.NewTracerProvider(sdktrace.WithSampler(sdktrace.AlwaysSample())).Tracer("bench")
 	ctx := context.Background()

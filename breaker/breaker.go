@@ -42,6 +42,7 @@ import (
 	"go.opentelemetry.io/otel/trace"
 
 	"github.com/steadfast-go/steadfast/core"
+	"github.com/steadfast-go/steadfast/internal/version"
 )
 
 // ScopeName is the OpenTelemetry instrumentation scope of the meter.
@@ -93,7 +94,8 @@ func (e permanentError) Error() string { return string(e) }
 // Retryable reports false.
 func (e permanentError) Retryable() bool { return false }
 
-// Option configures a Runnable.
+// Option configures a Runnable. Nil options, and options given nil
+// arguments, are ignored.
 type Option func(*config)
 
 type config struct {
@@ -145,7 +147,7 @@ func New(inner core.Runnable, st gobreaker.Settings, opts ...Option) (*Runnable,
 	if c.mp == nil {
 		c.mp = otel.GetMeterProvider()
 	}
-	changes, err := c.mp.Meter(ScopeName).Int64Counter("breaker.state_changes",
+	changes, err := c.mp.Meter(ScopeName, metric.WithInstrumentationVersion(version.Version)).Int64Counter("breaker.state_changes",
 		metric.WithDescription("Circuit state changes."), metric.WithUnit("{change}"))
 	if err != nil {
 		return nil, fmt.Errorf("breaker: metric breaker.state_changes: %w", err)

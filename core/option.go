@@ -16,12 +16,6 @@ func NewOption(key, value any) Option {
 	return Option{key: key, value: value}
 }
 
-// Key returns the option's key.
-func (o Option) Key() any { return o.key }
-
-// Value returns the option's value.
-func (o Option) Value() any { return o.value }
-
 // Lookup returns the value of the last option in opts with the given key and
 // type T. It reports false when no option has that key or its value is not a T.
 func Lookup[T any](opts []Option, key any) (T, bool) {

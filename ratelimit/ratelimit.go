@@ -35,6 +35,7 @@ import (
 	"golang.org/x/time/rate"
 
 	"github.com/steadfast-go/steadfast/core"
+	"github.com/steadfast-go/steadfast/internal/version"
 )
 
 // ScopeName is the OpenTelemetry instrumentation scope of the meter.
@@ -102,18 +103,24 @@ func (e *BurstError) Retryable() bool { return false }
 // Local reports true: the call never reached the provider.
 func (e *BurstError) Local() bool { return true }
 
-// Option configures a Runnable.
-type Option func(*Runnable)
+// Option configures a Runnable. Nil options, and options given nil
+// arguments, are ignored.
+type Option func(*config)
+
+type config struct {
+	failFast bool
+	mp       metric.MeterProvider
+}
 
 // WithFailFast makes calls fail at once with a *LimitedError instead of
 // waiting for a token.
-func WithFailFast() Option { return func(r *Runnable) { r.failFast = true } }
+func WithFailFast() Option { return func(c *config) { c.failFast = true } }
 
 // WithMeterProvider sets the meter provider; the default is the global one.
 func WithMeterProvider(mp metric.MeterProvider) Option {
-	return func(r *Runnable) {
+	return func(c *config) {
 		if mp != nil {
-			r.mp = mp
+			c.mp = mp
 		}
 	}
 }
@@ -124,7 +131,6 @@ type Runnable struct {
 	inner    core.Runnable
 	lim      *rate.Limiter
 	failFast bool
-	mp       metric.MeterProvider
 	waits    metric.Float64Histogram
 }
 
@@ -137,17 +143,18 @@ func New(inner core.Runnable, lim *rate.Limiter, opts ...Option) (*Runnable, err
 	if lim == nil {
 		return nil, errors.New("ratelimit: New: rate.Limiter is nil")
 	}
-	r := &Runnable{inner: inner, lim: lim}
+	var c config
 	for _, opt := range opts {
 		if opt != nil {
-			opt(r)
+			opt(&c)
 		}
 	}
-	if r.mp == nil {
-		r.mp = otel.GetMeterProvider()
+	if c.mp == nil {
+		c.mp = otel.GetMeterProvider()
 	}
+	r := &Runnable{inner: inner, lim: lim, failFast: c.failFast}
 	var err error
-	r.waits, err = r.mp.Meter(ScopeName).Float64Histogram("ratelimit.wait.duration",
+	r.waits, err = c.mp.Meter(ScopeName, metric.WithInstrumentationVersion(version.Version)).Float64Histogram("ratelimit.wait.duration",
 		metric.WithDescription("Time calls waited for a token."), metric.WithUnit("s"))
 	if err != nil {
 		return nil, fmt.Errorf("ratelimit: metric ratelimit.wait.duration: %w", err)

@@ -1,6 +1,7 @@
 package retry
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -39,8 +40,8 @@ func (r *RetryRunnable) Batch(ctx context.Context, inputs []any, opts ...core.Op
 	}
 	rounds := 0
 	for len(b.pending) > 0 {
-		if cerr := ctx.Err(); cerr != nil {
-			b.finish(ctx, b.pending, ctxOutcome(cerr), rounds)
+		if e := b.c.stopped(ctx, rounds, nil); e != nil {
+			b.finish(b.pending, e.Outcome, rounds)
 			break
 		}
 		rounds++
@@ -63,103 +64,105 @@ type batchCall struct {
 // round sends the pending items once and leaves in b.pending those to send
 // again, after sleeping the round's backoff.
 func (b *batchCall) round(ctx context.Context, n int) {
-	c := &b.c
 	sent := b.pending
-	// A fresh slice each round: an inner Batch that writes to its inputs
-	// must not change what a later round re-sends, nor the caller's slice.
-	sub := make([]any, len(sent))
-	for i, idx := range sent {
+	a, outs, err := b.send(ctx, n)
+	itemErrs, whole, bad := b.itemErrors(sent, outs, err)
+	if bad != nil { // a malformed answer: nothing to retry
+		b.c.endAttempt(ctx, &a, bad, decision{outcome: OutcomeNotRetryable})
+		for _, idx := range sent {
+			b.setLast(idx, bad)
+		}
+		b.finish(sent, OutcomeNotRetryable, n)
+		b.pending = nil
+		return
+	}
+	again, hint, roundErr := b.sort(ctx, n, outs, itemErrs, whole)
+	b.pending = b.next(ctx, &a, n, again, hint, roundErr, whole)
+}
+
+// send makes round n's attempt: the inner Batch of the pending items, each
+// round given a fresh slice of the caller's original values, so an inner
+// Batch that writes to its inputs changes neither the caller's slice nor
+// what a later round re-sends.
+func (b *batchCall) send(ctx context.Context, n int) (attempt, []any, error) {
+	c := &b.c
+	sub := make([]any, len(b.pending))
+	for i, idx := range b.pending {
 		sub[i] = b.inputs[idx]
 	}
 	a := c.startAttempt(ctx, n, c.cfg.PerAttemptTimeout)
 	if a.span != nil {
-		a.span.SetAttributes(AttrBatchItems.Int(len(sent)))
+		a.span.SetAttributes(AttrBatchItems.Int(len(sub)))
 	}
 	outs, err := c.r.inner.Batch(a.ctx, sub, b.opts...)
-	err = a.result(ctx, err)
+	return a, outs, a.result(ctx, err)
+}
 
-	itemErrs, whole, err := b.itemErrors(sent, outs, err)
-	if err != nil { // a malformed answer: nothing to retry
-		b.c.endAttempt(ctx, &a, err, decision{outcome: OutcomeNotRetryable})
-		for _, idx := range sent {
-			b.setLast(idx, err)
-		}
-		b.finish(ctx, sent, OutcomeNotRetryable, n)
-		b.pending = nil
-		return
-	}
-
-	var again []int
-	var roundErr error
-	var hint time.Duration
-	// A whole-batch failure is one failed call: it is classified, and
-	// charged to the budget, once for all its items.
-	var wholeOutcome string
-	var wholeHint time.Duration
+// sort merges the round's successes and decides each failure (once for a
+// whole-batch failure: it is one failed call). It returns the items that
+// may be sent again, the longest server hint among them, and the first
+// failure of the round.
+func (b *batchCall) sort(ctx context.Context, n int, outs []any, itemErrs []error, whole bool) (again []int, hint time.Duration, roundErr error) {
+	var wholeVerdict decision
 	if whole {
-		b.setLast(sent[0], itemErrs[0])
-		wholeOutcome, wholeHint = b.classify(ctx, n, itemErrs[0])
+		wholeVerdict = b.c.verdict(ctx, n, itemErrs[0])
 	}
-	for i, idx := range sent {
+	for i, idx := range b.pending {
 		ierr := itemErrs[i]
 		if ierr == nil {
 			b.outs[idx] = outs[i]
-			if c.r.budget != nil {
-				c.r.budget.Record(ctx, true)
-			}
+			b.c.recordSuccess(ctx)
 			continue
 		}
 		b.setLast(idx, ierr)
-		if roundErr == nil {
-			roundErr = ierr
+		roundErr = cmp.Or(roundErr, ierr)
+		d := wholeVerdict
+		if !whole {
+			d = b.c.verdict(ctx, n, ierr)
 		}
-		var outcome string
-		var h time.Duration
-		if whole {
-			outcome, h = wholeOutcome, wholeHint
-		} else {
-			outcome, h = b.classify(ctx, n, ierr)
-		}
-		if outcome != "" {
-			b.finish(ctx, []int{idx}, outcome, n)
+		if d.outcome != "" {
+			b.finish([]int{idx}, d.outcome, n)
 			continue
 		}
-		hint = max(hint, h)
+		hint = max(hint, d.delay)
 		again = append(again, idx)
 	}
-	if roundErr == nil {
-		b.c.endAttempt(ctx, &a, nil, decision{})
-		b.pending = nil
-		return
-	}
-	if len(again) == 0 {
-		b.c.endAttempt(ctx, &a, roundErr, decision{outcome: OutcomeNotRetryable})
-		b.pending = nil
-		return
-	}
+	return again, hint, roundErr
+}
 
-	d := decision{retryable: true, delay: hint, source: sourceRetryAfter}
-	if hint == 0 {
-		d.delay, d.source = c.cfg.backoff(n, c.r.random()), sourceComputed
+// next ends round n's attempt a and returns the items to send again after
+// the round's backoff, ending those that may not be: the round's delay is
+// scheduled once, then the budget is asked for each item's retry (once
+// for a whole-batch failure).
+func (b *batchCall) next(ctx context.Context, a *attempt, n int, again []int, hint time.Duration, roundErr error, whole bool) []int {
+	c := &b.c
+	switch {
+	case roundErr == nil:
+		c.endAttempt(ctx, a, nil, decision{})
+		return nil
+	case len(again) == 0:
+		c.endAttempt(ctx, a, roundErr, decision{outcome: OutcomeNotRetryable})
+		return nil
 	}
-	if dl, ok := ctx.Deadline(); ok && !time.Now().Add(d.delay).Before(dl) {
-		d.outcome = OutcomeDeadline
+	d := decision{retryable: true, delay: hint}
+	if hint > 0 {
+		d.source = sourceRetryAfter
 	}
-	if d.outcome == "" && c.r.budget != nil {
-		again = b.allowed(ctx, again, n, whole)
-		if len(again) == 0 {
+	c.schedule(ctx, n, &d)
+	if d.outcome == "" {
+		if again = b.allowed(ctx, again, n, whole); len(again) == 0 {
 			d.outcome = OutcomeBudgetExhausted
 		}
 	}
-	b.c.endAttempt(ctx, &a, roundErr, d)
+	c.endAttempt(ctx, a, roundErr, d)
 	if d.outcome == "" {
 		d.outcome = c.sleep(ctx, n, roundErr, d, len(again))
 	}
 	if d.outcome != "" {
-		b.finish(ctx, again, d.outcome, n)
-		again = nil
+		b.finish(again, d.outcome, n)
+		return nil
 	}
-	b.pending = again
+	return again
 }
 
 // itemErrors returns the error of each sent item, from a per-item
@@ -192,51 +195,23 @@ func (b *batchCall) itemErrors(sent []int, outs []any, err error) (errs []error,
 	}
 }
 
-// classify decides an item's failure on round n: "" and the server's hint
-// to retry it, else the outcome that ends it.
-func (b *batchCall) classify(ctx context.Context, n int, err error) (string, time.Duration) {
-	c := &b.c
-	if cerr := ctx.Err(); cerr != nil {
-		return ctxOutcome(cerr), 0
-	}
-	if !c.retryable(err) {
-		return OutcomeNotRetryable, 0
-	}
-	if c.r.budget != nil {
-		c.r.budget.Record(ctx, false)
-	}
-	if n >= c.maxAttempts {
-		return OutcomeExhausted, 0
-	}
-	hint, ok := retryAfter(err)
-	if ok && hint > c.cfg.maxRetryAfter() {
-		return OutcomeRetryAfterTooLong, 0
-	}
-	return "", hint
-}
-
 // allowed asks the budget for each item's retry, or once for all of them
 // when the whole batch failed, and ends those refused.
 func (b *batchCall) allowed(ctx context.Context, items []int, n int, whole bool) []int {
-	c := &b.c
+	if whole {
+		if b.c.allowRetry(ctx) {
+			return items
+		}
+		b.finish(items, OutcomeBudgetExhausted, n)
+		return nil
+	}
 	kept := items[:0:0]
-	for i, idx := range items {
-		if whole && i > 0 {
-			if len(kept) > 0 {
-				kept = append(kept, idx)
-			} else {
-				b.finish(ctx, []int{idx}, OutcomeBudgetExhausted, n)
-			}
-			continue
-		}
-		if c.r.budget.AllowRetry(ctx) {
+	for _, idx := range items {
+		if b.c.allowRetry(ctx) {
 			kept = append(kept, idx)
-			continue
+		} else {
+			b.finish([]int{idx}, OutcomeBudgetExhausted, n)
 		}
-		if c.metrics {
-			c.r.tel.budgetRefused.Add(ctx, 1, c.attrs.attemptOK...)
-		}
-		b.finish(ctx, []int{idx}, OutcomeBudgetExhausted, n)
 	}
 	return kept
 }
@@ -249,7 +224,7 @@ func (b *batchCall) setLast(idx int, err error) {
 }
 
 // finish ends the given items with outcome after attempts attempts.
-func (b *batchCall) finish(ctx context.Context, items []int, outcome string, attempts int) {
+func (b *batchCall) finish(items []int, outcome string, attempts int) {
 	for _, idx := range items {
 		var last error
 		if b.last != nil {

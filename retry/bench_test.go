@@ -43,7 +43,7 @@ var telemetrySetups = []struct {
 // so a benchmark measures the instrumentation, not an exporter.
 var recordingTracerProvider = sdktrace.NewTracerProvider(sdktrace.WithSampler(sdktrace.AlwaysSample()))
 
-// BenchmarkOneSpan is the unit of DESIGN.md §5's tracing targets: one span
+// BenchmarkOneSpan is the unit of the tracing targets (bench/README.md): one span
 // started and ended with the recording SDK.
 func BenchmarkOneSpan(b *testing.B) {
 	tracer := recordingTracerProvider.Tracer("bench")

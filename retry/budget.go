@@ -43,7 +43,7 @@ type TokenBudget struct {
 // 0.0005 would never allow a retry, a tokenRatio of 0.0005 never refund);
 // NewTokenBudget panics otherwise, as a budget is built once at start-up
 // from constants.
-func NewTokenBudget(maxTokens, tokenRatio float64) Budget {
+func NewTokenBudget(maxTokens, tokenRatio float64) *TokenBudget {
 	b, err := newTokenBudget(maxTokens, tokenRatio)
 	if err != nil {
 		panic(err)

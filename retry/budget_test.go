@@ -83,7 +83,7 @@ func TestBudgetUnderTotalOutageAndRecovery(t *testing.T) {
 
 func TestTokenBudgetArithmetic(t *testing.T) {
 	ctx := context.Background()
-	b := retry.NewTokenBudget(4, 0.5).(*retry.TokenBudget)
+	b := retry.NewTokenBudget(4, 0.5)
 	steps := []struct {
 		success bool
 		tokens  float64
@@ -112,7 +112,7 @@ func TestTokenBudgetArithmetic(t *testing.T) {
 
 func TestTokenBudgetConcurrent(t *testing.T) {
 	ctx := context.Background()
-	b := retry.NewTokenBudget(1000, 0.5).(*retry.TokenBudget)
+	b := retry.NewTokenBudget(1000, 0.5)
 	var wg sync.WaitGroup
 	for range 50 {
 		wg.Go(func() {
@@ -192,7 +192,7 @@ func TestBatchItemsDrawOnTheBudget(t *testing.T) {
 
 func TestWholeBatchFailureIsChargedOnce(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		budget := retry.NewTokenBudget(10, 0.1).(*retry.TokenBudget)
+		budget := retry.NewTokenBudget(10, 0.1)
 		inner := mock.New().FailBatch(&mock.HTTPError{Code: 503})
 		r := newRetry(t, inner, testConfig(), retry.WithBudget(budget))
 		outs, err := r.Batch(t.Context(), batchInputs(8))
@@ -207,7 +207,7 @@ func TestWholeBatchFailureIsChargedOnce(t *testing.T) {
 }
 
 func TestNewTokenBudgetSmallestValues(t *testing.T) {
-	b := retry.NewTokenBudget(0.001, 0.001).(*retry.TokenBudget)
+	b := retry.NewTokenBudget(0.001, 0.001)
 	if got := b.Tokens(); got != 0.001 {
 		t.Errorf("Tokens() = %v, want 0.001", got)
 	}

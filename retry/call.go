@@ -2,7 +2,6 @@ package retry
 
 import (
 	"context"
-	"errors"
 	"log/slog"
 	"time"
 
@@ -20,7 +19,7 @@ type call struct {
 	r           *RetryRunnable
 	cfg         *RetryConfig
 	operation   string
-	method      string
+	method      method
 	maxAttempts int
 	first       *attemptCtx // the first attempt's context, root of the InvocationID
 	span        trace.Span  // the call span; nil when tracing is off
@@ -30,19 +29,20 @@ type call struct {
 	// timer serves every backoff of the call, reset for each; succeed and
 	// fail stop it.
 	timer *time.Timer
-	// live is the attempt under way, from startAttempt to endAttempt, so
-	// a call cut short by a panic can end it.
-	live     attempt
-	attempts int // attempts started
-	// committed is set when a Stream delivers its first chunk.
-	committed bool
+	// liveSpan and liveCancel are the span and timeout of the attempt
+	// under way, from startAttempt to endAttempt, so that a call cut short
+	// by a panic can end them.
+	liveSpan   trace.Span
+	liveCancel context.CancelFunc
+	attempts   int  // attempts started
+	live       bool // an attempt is under way
 	// settled is set once the call's end is recorded, or (Stream) once the
 	// caller's goroutine has handed the call to the forwarding goroutine.
 	settled bool
 }
 
 // begin starts call c and returns the context of its call span.
-func (r *RetryRunnable) begin(ctx context.Context, c *call, method string, opts []core.Option) context.Context {
+func (r *RetryRunnable) begin(ctx context.Context, c *call, m method, opts []core.Option) context.Context {
 	op := core.OperationFrom(opts...)
 	if op == "" {
 		op = r.name
@@ -52,32 +52,22 @@ func (r *RetryRunnable) begin(ctx context.Context, c *call, method string, opts 
 		r:           r,
 		cfg:         cfg,
 		operation:   op,
-		method:      method,
+		method:      m,
 		maxAttempts: cfg.MaxRetries + 1,
 	}
 	if r.tel.tracer == nil && r.tel.calls == nil {
 		return ctx
 	}
-	c.attrs = r.tel.opAttrs(op, method, cfg.MaxRetries)
+	c.attrs = r.tel.opAttrs(op, m, cfg.MaxRetries)
 	c.metrics = r.tel.calls != nil
 	if r.tel.tracer != nil {
 		// Attributes are set at the end, in one call, from prebuilt slices:
 		// cheaper than start options, and nothing is built when the span
 		// does not record.
-		ctx, c.span = r.tel.tracer.Start(ctx, callSpanName(method))
+		ctx, c.span = r.tel.tracer.Start(ctx, m.spanName())
 		c.recording = c.span.IsRecording()
 	}
 	return ctx
-}
-
-func callSpanName(method string) string {
-	switch method {
-	case methodBatch:
-		return spanBatch
-	case methodStream:
-		return spanStream
-	}
-	return spanInvoke
 }
 
 // attempt is one attempt's context, span and timeout.
@@ -110,7 +100,10 @@ func (c *call) startAttempt(ctx context.Context, n int, timeout time.Duration) a
 	if timeout > 0 {
 		a.ctx, a.cancel = context.WithTimeoutCause(a.ctx, timeout, ErrAttemptTimeout)
 	}
-	c.live, c.attempts = a, n
+	c.attempts, c.live = n, true
+	if a.span != nil || a.cancel != nil { // pointer writes cost write barriers: only when needed
+		c.liveSpan, c.liveCancel = a.span, a.cancel
+	}
 	return a
 }
 
@@ -121,84 +114,21 @@ func (a *attempt) result(parent context.Context, err error) error {
 	if a.cancel == nil {
 		return err
 	}
-	timedOut := errors.Is(context.Cause(a.ctx), ErrAttemptTimeout) && parent.Err() == nil
+	timedOut := context.Cause(a.ctx) == ErrAttemptTimeout && parent.Err() == nil
 	a.cancel()
-	if err != nil && timedOut && !errors.Is(err, ErrAttemptTimeout) {
-		return &attemptTimeoutError{err: err}
+	if err != nil && timedOut {
+		return timedOutError(err)
 	}
 	return err
-}
-
-type attemptTimeoutError struct{ err error }
-
-func (e *attemptTimeoutError) Error() string { return ErrAttemptTimeout.Error() + ": " + e.err.Error() }
-func (e *attemptTimeoutError) Unwrap() []error {
-	return []error{ErrAttemptTimeout, e.err}
-}
-
-// decision is what follows a failed attempt: a backoff, or the outcome that
-// ends the call.
-type decision struct {
-	outcome   string // non-empty: stop with this outcome
-	retryable bool
-	delay     time.Duration
-	source    string
-}
-
-// decide classifies attempt n's error and, when it is to be retried,
-// chooses the delay. It stops on a done context, a permanent error, the last
-// attempt, a Retry-After hint above MaxRetryAfter, a delay that would pass
-// the caller's deadline, and a refusal of the budget, in that order.
-func (c *call) decide(ctx context.Context, n int, err error) decision {
-	if cerr := ctx.Err(); cerr != nil {
-		return decision{outcome: ctxOutcome(cerr)}
-	}
-	if !c.retryable(err) {
-		return decision{outcome: OutcomeNotRetryable}
-	}
-	d := decision{retryable: true}
-	budget := c.r.budget
-	if budget != nil {
-		budget.Record(ctx, false)
-	}
-	if n >= c.maxAttempts {
-		d.outcome = OutcomeExhausted
-		return d
-	}
-	if hint, ok := retryAfter(err); ok {
-		if hint > c.cfg.maxRetryAfter() {
-			d.outcome = OutcomeRetryAfterTooLong
-			return d
-		}
-		d.delay, d.source = hint, sourceRetryAfter
-	} else {
-		d.delay, d.source = c.cfg.backoff(n, c.r.random()), sourceComputed
-	}
-	if dl, ok := ctx.Deadline(); ok && !time.Now().Add(d.delay).Before(dl) {
-		d.outcome = OutcomeDeadline
-		return d
-	}
-	if budget != nil && !budget.AllowRetry(ctx) {
-		if c.metrics {
-			c.r.tel.budgetRefused.Add(ctx, 1, c.attrs.attemptOK...)
-		}
-		d.outcome = OutcomeBudgetExhausted
-	}
-	return d
-}
-
-// retryable applies the idempotency guard, then the classification rules.
-func (c *call) retryable(err error) bool {
-	if idem := c.r.idem; idem != nil && !c.cfg.RetryNonIdempotent && !idem.Idempotent() {
-		return false
-	}
-	return retryable(c.cfg, err)
 }
 
 // endAttempt ends attempt a with its error (nil on success) and, for a
 // failure, the decision that follows it.
 func (c *call) endAttempt(ctx context.Context, a *attempt, err error, d decision) {
-	c.live = attempt{}
+	c.live = false
+	if c.liveSpan != nil || c.liveCancel != nil {
+		c.liveSpan, c.liveCancel = nil, nil
+	}
 	if c.metrics {
 		if err == nil {
 			c.r.tel.attempts.Add(ctx, 1, c.attrs.attemptOK...)
@@ -217,14 +147,15 @@ func (c *call) endAttempt(ctx context.Context, a *attempt, err error, d decision
 	a.span.SetStatus(codes.Error, err.Error())
 	kv := append(attemptAttr(a.n)[:1:1], AttrErrorType.String(errorType(err)), AttrRetryable.Bool(d.retryable))
 	if d.outcome == "" {
-		kv = append(kv, AttrBackoff.Float64(d.delay.Seconds()), AttrBackoffSource.String(d.source))
+		kv = append(kv, AttrBackoff.Float64(d.delay.Seconds()), AttrBackoffSource.String(d.source.String()))
 	}
 	a.span.SetAttributes(kv...)
 	a.span.End()
 }
 
 // sleep waits d.delay before the attempt after n, after telling the call
-// span, the metrics and the hooks. It returns the outcome that ends the call
+// span, the metrics and the hooks; items is the number of items (1 but
+// for Batch) to be sent again. It returns the outcome that ends the call
 // when the caller's context ends first, else "".
 func (c *call) sleep(ctx context.Context, n int, err error, d decision, items int) string {
 	if c.recording {
@@ -237,7 +168,7 @@ func (c *call) sleep(ctx context.Context, n int, err error, d decision, items in
 	if len(c.r.onRetry) > 0 {
 		ev := RetryEvent{
 			Operation:  c.operation,
-			Method:     c.method,
+			Method:     c.method.String(),
 			Attempt:    n,
 			Err:        err,
 			Delay:      d.delay,
@@ -312,7 +243,7 @@ func (c *call) fail(ctx context.Context, err *Error, extra ...attribute.KeyValue
 	if c.r.logger != nil {
 		c.r.logger.LogAttrs(ctx, slog.LevelWarn, "retry: call failed",
 			slog.String("operation", c.operation),
-			slog.String("method", c.method),
+			slog.String("method", c.method.String()),
 			slog.String("outcome", err.Outcome),
 			slog.Int("attempts", err.Attempts),
 			slog.String("error", err.Error()))

@@ -30,7 +30,7 @@ type (
 	}
 )
 
-// retryable applies classification rules 2 to 8 of DESIGN.md §3 in order;
+// retryable applies classification rules 2 to 8 (see the package doc) in order;
 // rule 1 (the caller's context is done) is the loop's, as it ends the call
 // with its own outcome.
 func retryable(cfg *RetryConfig, err error) bool {

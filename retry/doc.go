@@ -24,14 +24,30 @@
 //
 // # What is retried
 //
-// The first rule that applies decides: the caller's context is done (stop);
-// an error's own Retryable() verdict (Permanent says no); RetryConfig.RetryIf;
-// RetryConfig.RetryableErrors; a StatusCode() or HTTPStatusCode() (408, 409,
-// 425, 429 and 5xx retry, other 4xx stop); the attempt's own
-// PerAttemptTimeout (retry); network timeouts, resets, refusals and
-// unexpected EOFs (retry); anything else (retry). A Runnable whose
-// Idempotent() is false is never retried unless its policy sets
-// RetryNonIdempotent.
+// After a failed attempt, the first rule that applies decides (other docs
+// cite them by number):
+//
+//  1. The caller's context is done: stop (outcome canceled or deadline).
+//  2. An error in the chain with a Retryable() bool method: its verdict.
+//     Permanent says no; so do breaker.OpenError and core.PanicError.
+//  3. RetryConfig.RetryIf, when set: its verdict.
+//  4. RetryConfig.RetryableErrors, when non-empty: retry only a match
+//     (errors.Is).
+//  5. An error with StatusCode() or HTTPStatusCode(): 408, 409, 425, 429
+//     and 5xx retry; any other 4xx stops.
+//  6. The attempt ran out of its own PerAttemptTimeout (ErrAttemptTimeout):
+//     retry.
+//  7. Network timeouts, connection resets and refusals, io.ErrUnexpectedEOF:
+//     retry.
+//  8. Anything else: retry.
+//
+// Before rules 2 to 8, the idempotency guard: a Runnable whose Idempotent()
+// is false is never retried unless its policy sets RetryNonIdempotent. A
+// failure that may be retried is then charged to the budget; the call stops
+// if its attempts are spent (exhausted), if the server's RetryAfter() hint
+// exceeds MaxRetryAfter (retry_after_too_long), if the delay would pass the
+// caller's deadline (deadline), or if the budget refuses (budget_exhausted),
+// in that order.
 //
 // # Batch and Stream
 //

@@ -21,7 +21,7 @@ const (
 // ErrAttemptTimeout is matched (errors.Is) by the error of an attempt that
 // ran out of RetryConfig.PerAttemptTimeout while the caller's context was
 // still live. List it in RetryableErrors to keep such attempts retryable.
-var ErrAttemptTimeout = errors.New("attempt timed out")
+var ErrAttemptTimeout = errors.New("retry: attempt timed out")
 
 // ErrAttemptAbandoned is matched (errors.Is) by the cause of a Stream
 // attempt's context that the retry layer cancelled to move on to the next

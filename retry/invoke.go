@@ -16,30 +16,21 @@ func (r *RetryRunnable) Invoke(ctx context.Context, input any, opts ...core.Opti
 	defer c.endIfUnwinding(ctx)
 	var last error
 	for n := 1; ; n++ {
-		if cerr := ctx.Err(); cerr != nil {
-			e := c.newError(ctxOutcome(cerr), n-1, last)
+		if cerr := ctx.Err(); cerr != nil { // c.stopped, by hand: it does not inline
+			e := c.ctxError(cerr, n-1, last)
 			c.fail(ctx, e)
 			return nil, e
 		}
 		a := c.startAttempt(ctx, n, c.cfg.PerAttemptTimeout)
 		out, err := r.inner.Invoke(a.ctx, input, opts...)
-		err = a.result(ctx, err)
-		if err == nil {
+		if err = a.result(ctx, err); err == nil {
 			c.endAttempt(ctx, &a, nil, decision{})
-			if r.budget != nil {
-				r.budget.Record(ctx, true)
-			}
+			c.recordSuccess(ctx)
 			c.succeed(ctx, n)
 			return out, nil
 		}
 		last = err
-		d := c.decide(ctx, n, err)
-		c.endAttempt(ctx, &a, err, d)
-		if d.outcome == "" {
-			d.outcome = c.sleep(ctx, n, err, d, 1)
-		}
-		if d.outcome != "" {
-			e := c.newError(d.outcome, n, err)
+		if e := c.retryOrStop(ctx, &a, err); e != nil {
 			c.fail(ctx, e)
 			return nil, e
 		}

@@ -1,6 +1,7 @@
 package retry
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -69,8 +70,8 @@ func (s *streamCall) start(ctx context.Context) *Error {
 // that ends the call when none does.
 func (s *streamCall) create(ctx context.Context) *Error {
 	for {
-		if cerr := ctx.Err(); cerr != nil {
-			return s.c.newError(ctxOutcome(cerr), s.n, s.last)
+		if e := s.c.stopped(ctx, s.n, s.last); e != nil {
+			return e
 		}
 		s.n++
 		a := s.c.startAttempt(ctx, s.n, 0)
@@ -107,7 +108,7 @@ func (s *streamCall) createOnce(a *attempt) (ch <-chan any, cancel context.Cance
 	ch, err = c.r.inner.Stream(sctx, s.input, s.opts...)
 	returned = true
 	if timer != nil && !timer.Stop() && a.ctx.Err() == nil {
-		err = timedOut(err, fmt.Errorf("stream creation took longer than %v", c.cfg.PerAttemptTimeout))
+		err = timedOutError(cmp.Or(err, fmt.Errorf("stream creation took longer than %v", c.cfg.PerAttemptTimeout)))
 	}
 	if err == nil && ch == nil {
 		err = Permanent(errors.New("retry: inner Stream returned neither a channel nor an error"))
@@ -121,40 +122,12 @@ func (s *streamCall) createOnce(a *attempt) (ch <-chan any, cancel context.Cance
 // the caller's own cancellation.
 func abandoned(err error) error { return fmt.Errorf("%w: %w", ErrAttemptAbandoned, err) }
 
-// timedOut marks an attempt's error as its own timeout.
-func timedOut(err, fallback error) error {
-	if err == nil {
-		err = fallback
-	}
-	if errors.Is(err, ErrAttemptTimeout) {
-		return err
-	}
-	return &attemptTimeoutError{err: err}
-}
-
 // failed ends a failed attempt and sleeps the backoff; it returns the *Error
 // that ends the call when there is to be no next attempt.
 func (s *streamCall) failed(ctx context.Context, a *attempt, err error) *Error {
-	c := &s.c
 	s.last = err
-	d := c.decide(ctx, a.n, err)
-	c.endAttempt(ctx, a, err, d)
-	if d.outcome == "" {
-		d.outcome = c.sleep(ctx, a.n, err, d, 1)
-	}
-	if d.outcome != "" {
-		return c.newError(d.outcome, a.n, err)
-	}
-	return nil
+	return s.c.retryOrStop(ctx, a, err)
 }
-
-// What the first receive of an attempt's stream found.
-const (
-	gotChunk   = iota // a chunk: the stream commits once it is delivered
-	gotEnd            // the stream closed without a value: an empty success
-	gotFailure        // an error value or FirstChunkTimeout: retry
-	gotDone           // the caller's context ended
-)
 
 // forward runs on the stream's goroutine: it awaits the first chunk,
 // retrying until the stream commits, then pumps every chunk until the
@@ -207,10 +180,7 @@ func (s *streamCall) awaitFirst(ctx context.Context, out chan<- any) bool {
 // commit marks the stream committed: from here on nothing is retried.
 func (s *streamCall) commit(ctx context.Context) {
 	s.chunks = 1
-	s.c.committed = true
-	if b := s.c.r.budget; b != nil {
-		b.Record(ctx, true)
-	}
+	s.c.recordSuccess(ctx)
 }
 
 // pump is the phase after the commit: it forwards every value until the
@@ -257,11 +227,11 @@ func (s *streamCall) recoverPanic(ctx context.Context, out chan<- any) {
 	if v != nil {
 		err = core.NewPanicError(v)
 	}
-	core.Send(ctx, out, s.c.failUnwound(ctx, err, AttrStreamChunks.Int(s.chunks)))
+	core.Send(ctx, out, s.c.failUnwound(ctx, err, s.chunks > 0, AttrStreamChunks.Int(s.chunks)))
 }
 
 // first waits for the live attempt's first value.
-func (s *streamCall) first(ctx context.Context) (any, int, error) {
+func (s *streamCall) first(ctx context.Context) (any, firstResult, error) {
 	var timeout <-chan time.Time
 	if d := s.c.cfg.FirstChunkTimeout; d > 0 {
 		t := time.NewTimer(d)
@@ -291,8 +261,8 @@ func (s *streamCall) first(ctx context.Context) (any, int, error) {
 // succeed ends a stream that closed normally.
 func (s *streamCall) succeed(ctx context.Context) {
 	s.c.endAttempt(ctx, &s.cur, nil, decision{})
-	if b := s.c.r.budget; b != nil && s.chunks == 0 {
-		b.Record(ctx, true)
+	if s.chunks == 0 { // an empty stream: not recorded at a commit
+		s.c.recordSuccess(ctx)
 	}
 	s.c.succeed(ctx, s.n, AttrStreamChunks.Int(s.chunks))
 }

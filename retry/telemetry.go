@@ -12,13 +12,20 @@ import (
 	"go.opentelemetry.io/otel/attribute"
 	"go.opentelemetry.io/otel/metric"
 	mnoop "go.opentelemetry.io/otel/metric/noop"
+	semconv "go.opentelemetry.io/otel/semconv/v1.40.0"
 	"go.opentelemetry.io/otel/trace"
 	tnoop "go.opentelemetry.io/otel/trace/noop"
+
+	"github.com/steadfast-go/steadfast/internal/version"
 )
 
 // ScopeName is the OpenTelemetry instrumentation scope of the tracer and
 // meter: the retry package's import path.
 const ScopeName = "github.com/steadfast-go/steadfast/retry"
+
+// Version is steadfast's version, the instrumentation scope's version of
+// the tracer and meter.
+const Version = version.Version
 
 // Attribute keys of spans and metrics.
 const (
@@ -33,26 +40,13 @@ const (
 	AttrBackoffSource = attribute.Key("retry.backoff.source")
 	AttrBatchItems    = attribute.Key("retry.batch.items")
 	AttrStreamChunks  = attribute.Key("retry.stream.chunks")
-	AttrErrorType     = attribute.Key("error.type")
+	AttrErrorType     = semconv.ErrorTypeKey // error.type
 )
 
-// Span and event names.
+// Span and event names; the call spans' are method.spanName.
 const (
-	spanInvoke   = "retry.invoke"
-	spanBatch    = "retry.batch"
-	spanStream   = "retry.stream"
 	spanAttempt  = "retry.attempt"
 	eventBackoff = "retry.backoff"
-)
-
-// Values of retry.method and retry.backoff.source.
-const (
-	methodInvoke = "invoke"
-	methodBatch  = "batch"
-	methodStream = "stream"
-
-	sourceComputed   = "computed"
-	sourceRetryAfter = "retry_after"
 )
 
 // telemetry holds the tracer and instruments of one RetryRunnable. A nil
@@ -68,7 +62,7 @@ type telemetry struct {
 	cachedOps     atomic.Int64
 	// recent holds, per method, the opAttrs used last: most RetryRunnables
 	// serve one operation, and comparing a key costs less than hashing it.
-	recent [3]atomic.Pointer[opAttrs]
+	recent [methodCount]atomic.Pointer[opAttrs]
 }
 
 func newTelemetry(o *options) (*telemetry, error) {
@@ -80,7 +74,7 @@ func newTelemetry(o *options) (*telemetry, error) {
 	switch tp.(type) {
 	case tnoop.TracerProvider, *tnoop.TracerProvider:
 	default:
-		t.tracer = tp.Tracer(ScopeName)
+		t.tracer = tp.Tracer(ScopeName, trace.WithInstrumentationVersion(Version))
 	}
 	mp := o.meterProvider
 	if mp == nil {
@@ -90,7 +84,7 @@ func newTelemetry(o *options) (*telemetry, error) {
 	case mnoop.MeterProvider, *mnoop.MeterProvider:
 		return t, nil
 	}
-	m := mp.Meter(ScopeName)
+	m := mp.Meter(ScopeName, metric.WithInstrumentationVersion(Version))
 	var err error
 	if t.attempts, err = m.Int64Counter("retry.attempts",
 		metric.WithDescription("Attempts made, including first attempts."),
@@ -123,8 +117,9 @@ func newTelemetry(o *options) (*telemetry, error) {
 const maxCachedOps = 1024
 
 type opKey struct {
-	operation, method string
-	maxRetries        int
+	operation  string
+	method     method
+	maxRetries int
 }
 
 // opAttrs are the prebuilt span start options and measurement options of one
@@ -140,9 +135,9 @@ type opAttrs struct {
 	recordOK   []metric.RecordOption
 }
 
-func (t *telemetry) opAttrs(operation, method string, maxRetries int) *opAttrs {
-	key := opKey{operation, method, maxRetries}
-	recent := &t.recent[methodIndex(method)]
+func (t *telemetry) opAttrs(operation string, m method, maxRetries int) *opAttrs {
+	key := opKey{operation, m, maxRetries}
+	recent := &t.recent[m]
 	if a := recent.Load(); a != nil && a.key == key {
 		return a
 	}
@@ -167,7 +162,7 @@ func (t *telemetry) cachedOpAttrs() int { return int(t.cachedOps.Load()) }
 
 func newOpAttrs(key opKey) *opAttrs {
 	operation, method, maxRetries := key.operation, key.method, key.maxRetries
-	base := []attribute.KeyValue{AttrMethod.String(method)}
+	base := []attribute.KeyValue{AttrMethod.String(method.String())}
 	call := []attribute.KeyValue{AttrMaxRetries.Int(maxRetries)}
 	if operation != "" {
 		base = append(base, AttrOperation.String(operation))
@@ -186,16 +181,6 @@ func newOpAttrs(key opKey) *opAttrs {
 		a.successEnd[i] = append(call[:len(call):len(call)], AttrAttempts.Int(i+1), AttrOutcome.String(OutcomeSuccess))
 	}
 	return a
-}
-
-func methodIndex(method string) int {
-	switch method {
-	case methodBatch:
-		return 1
-	case methodStream:
-		return 2
-	}
-	return 0
 }
 
 // callEnd returns the call span's attributes at its end: the policy's, the

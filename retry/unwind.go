@@ -27,25 +27,27 @@ func (c *call) endIfUnwinding(ctx context.Context) {
 	if v != nil {
 		err = &core.PanicError{Value: v} // for telemetry; the stack is in the panic
 	}
-	c.failUnwound(ctx, err)
+	c.failUnwound(ctx, err, false)
 	if v != nil {
 		panic(v)
 	}
 }
 
-// failUnwound ends a call that a panic or a Goexit cut short: it ends the
-// live attempt and the call span with err and records the metrics, and
-// calls no hook and no logger, which may be what panicked. It returns the
-// call's *Error, which Stream's goroutine delivers to the consumer.
-func (c *call) failUnwound(ctx context.Context, err error, extra ...attribute.KeyValue) *Error {
+// failUnwound ends a call that a panic or a Goexit cut short, after its
+// first chunk if committed (Stream): it ends the live attempt and the call
+// span with err and records the metrics, and calls no hook and no logger,
+// which may be what panicked. It returns the call's *Error, which Stream's
+// goroutine delivers to the consumer.
+func (c *call) failUnwound(ctx context.Context, err error, committed bool, extra ...attribute.KeyValue) *Error {
 	outcome := OutcomeNotRetryable
-	if c.committed {
+	if committed {
 		outcome = OutcomeCommitted
 	}
-	if a := c.live; a.ctx != nil {
-		if a.cancel != nil {
-			a.cancel()
-		}
+	if c.liveCancel != nil {
+		c.liveCancel()
+	}
+	if c.live {
+		a := attempt{n: c.attempts, span: c.liveSpan}
 		c.endAttempt(ctx, &a, err, decision{outcome: outcome})
 	}
 	e := &Error{Operation: c.operation, Outcome: outcome, Attempts: c.attempts, Err: err}

@@ -10,7 +10,7 @@ import (
 // Capacity is the simulated provider's: requests a second.
 const Capacity = 2000
 
-// Scenarios are DESIGN.md §5's three storms.
+// Scenarios are the three storms of the performance targets (bench/README.md).
 var Scenarios = []Scenario{
 	{
 		// (a) Overload without outage: bursts of 160% of capacity for 100ms,

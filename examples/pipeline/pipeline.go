@@ -44,11 +44,12 @@ func (c config) validate() error {
 	return nil
 }
 
-// Outcomes of an article.
+// Outcomes of an article. Every article that did not succeed has failed;
+// the dead letters are those failures worth re-driving later.
 const (
 	succeeded  = "succeeded"
 	failed     = "failed"      // a permanent error, or cancelled
-	deadLetter = "dead letter" // transient failures outlasted the retries: worth re-driving later
+	deadLetter = "dead letter" // failed: transient failures outlasted the retries
 )
 
 type result struct {
@@ -56,7 +57,8 @@ type result struct {
 	err     error
 }
 
-// summary is what the pipeline reports at the end.
+// summary is what the pipeline reports at the end. failed counts every
+// article that did not succeed, dead letters included.
 type summary struct {
 	articles, succeeded, failed, deadLetter, retries int
 	duration                                         time.Duration
@@ -115,7 +117,7 @@ func runPipeline(ctx context.Context, cfg config, w io.Writer) (summary, error) 
 				results[a] = res
 				switch {
 				case res.outcome == deadLetter:
-					out.printf("[article %d] dead-lettered: %v\n", a, res.err)
+					out.printf("[article %d] %s\n", a, deadLetterLine(res.err))
 				case errors.Is(res.err, context.Canceled):
 					out.printf("[article %d] cancelled\n", a)
 				case res.outcome == failed:
@@ -128,13 +130,13 @@ func runPipeline(ctx context.Context, cfg config, w io.Writer) (summary, error) 
 
 	s := summary{articles: cfg.articles, retries: int(retries.Load()), duration: time.Since(start)}
 	for _, r := range results[1:] {
-		switch r.outcome {
-		case succeeded:
+		if r.outcome == succeeded {
 			s.succeeded++
-		case deadLetter:
+			continue
+		}
+		s.failed++
+		if r.outcome == deadLetter {
 			s.deadLetter++
-		default:
-			s.failed++
 		}
 	}
 	return s, nil
@@ -169,6 +171,18 @@ func classify(err error) string {
 		return deadLetter
 	}
 	return failed
+}
+
+// deadLetterLine says how a dead-lettered article's retries ended and the
+// last error: "exhausted 3 attempts — dead letter: llm: rate limit
+// exceeded (429)".
+func deadLetterLine(err error) string {
+	re, _ := errors.AsType[*retry.Error](err) // every dead letter is one
+	how := fmt.Sprintf("%s after %d attempts", re.Outcome, re.Attempts)
+	if re.Outcome == retry.OutcomeExhausted {
+		how = fmt.Sprintf("exhausted %d attempts", re.Attempts)
+	}
+	return fmt.Sprintf("%s — dead letter: %v", how, re.Err)
 }
 
 func (s summary) print(w io.Writer, cfg config) {

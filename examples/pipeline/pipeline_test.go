@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"context"
+	"fmt"
 	"strings"
 	"testing"
 	"testing/synctest"
@@ -24,8 +25,8 @@ func run(t *testing.T, ctx context.Context, cfg config) (summary, string) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if got := s.succeeded + s.failed + s.deadLetter; got != cfg.articles {
-		t.Errorf("results = %d, want one per article (%d)", got, cfg.articles)
+	if got := s.succeeded + s.failed; got != cfg.articles || s.deadLetter > s.failed {
+		t.Errorf("succeeded + failed = %d with %d dead letters, want one result per article (%d), dead letters among the failed", got, s.deadLetter, cfg.articles)
 	}
 	if got := strings.Count(out.String(), "retrying in"); got != s.retries {
 		t.Errorf("retry lines = %d, want one per retry (%d)", got, s.retries)
@@ -38,11 +39,19 @@ func TestAllRateLimitedAreDeadLettered(t *testing.T) {
 		cfg := base()
 		cfg.articles, cfg.rateLimit = 3, 1.0
 		s, out := run(t, t.Context(), cfg)
-		if s.deadLetter != 3 || s.retries != 6 || s.succeeded != 0 || s.failed != 0 {
-			t.Errorf("summary = %+v, want 3 dead-lettered after 6 retries", s)
+		if s.deadLetter != 3 || s.retries != 6 || s.succeeded != 0 || s.failed != 3 {
+			t.Errorf("summary = %+v, want 3 failed, all dead-lettered, after 6 retries", s)
 		}
-		if got := strings.Count(out, "dead-lettered: retry: llm.summarise: exhausted after 3 attempts"); got != 3 {
-			t.Errorf("dead-letter lines = %d, want 3:\n%s", got, out)
+		for a := 1; a <= 3; a++ {
+			line := fmt.Sprintf("[article %d] exhausted 3 attempts — dead letter: llm: rate limit exceeded (429)\n", a)
+			if !strings.Contains(out, line) {
+				t.Errorf("output lacks %q:\n%s", line, out)
+			}
+		}
+		var printed bytes.Buffer
+		s.print(&printed, cfg)
+		if want := "Succeeded: 0 | Failed: 3 | Dead letter: 3\nTotal retries: 6 |"; !strings.Contains(printed.String(), want) {
+			t.Errorf("summary printed:\n%s\nwant it to contain %q", printed.String(), want)
 		}
 		// Two waves of one article per worker, each at most 100ms + 200ms of
 		// backoff and three 10ms calls.

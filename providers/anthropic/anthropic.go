@@ -26,9 +26,10 @@ import (
 	ant "github.com/anthropics/anthropic-sdk-go/v2"
 	"github.com/anthropics/anthropic-sdk-go/v2/option"
 	"go.opentelemetry.io/otel/attribute"
+	semconv "go.opentelemetry.io/otel/semconv/v1.40.0"
 
 	"github.com/steadfast-go/steadfast/core"
-	"github.com/steadfast-go/steadfast/internal/llmhttp"
+	"github.com/steadfast-go/steadfast/llmhttp"
 )
 
 // ProviderName is the gen_ai.provider.name of Anthropic.
@@ -62,9 +63,9 @@ func (m *Messages) Name() string { return "anthropic.messages" }
 // calls, which a RetryRunnable puts on its call spans.
 func (m *Messages) CallAttributes() []attribute.KeyValue {
 	return []attribute.KeyValue{
-		attribute.String("gen_ai.operation.name", "chat"),
-		attribute.String("gen_ai.provider.name", ProviderName),
-		attribute.String("gen_ai.request.model", m.model),
+		semconv.GenAIOperationNameChat,
+		semconv.GenAIProviderNameKey.String(ProviderName),
+		semconv.GenAIRequestModelKey.String(m.model),
 	}
 }
 

@@ -7,7 +7,7 @@ import (
 
 	ant "github.com/anthropics/anthropic-sdk-go/v2"
 
-	"github.com/steadfast-go/steadfast/internal/llmhttp"
+	"github.com/steadfast-go/steadfast/llmhttp"
 )
 
 // permanentTypes are Anthropic error types that no retry fixes.

@@ -9,7 +9,7 @@ import (
 	oai "github.com/openai/openai-go/v3"
 	"github.com/openai/openai-go/v3/packages/ssestream"
 
-	"github.com/steadfast-go/steadfast/internal/llmhttp"
+	"github.com/steadfast-go/steadfast/llmhttp"
 )
 
 // permanentCodes are OpenAI error codes and types that no retry fixes. A

@@ -24,9 +24,10 @@ import (
 	oai "github.com/openai/openai-go/v3"
 	"github.com/openai/openai-go/v3/option"
 	"go.opentelemetry.io/otel/attribute"
+	semconv "go.opentelemetry.io/otel/semconv/v1.40.0"
 
 	"github.com/steadfast-go/steadfast/core"
-	"github.com/steadfast-go/steadfast/internal/llmhttp"
+	"github.com/steadfast-go/steadfast/llmhttp"
 )
 
 // ProviderName is the gen_ai.provider.name of OpenAI.
@@ -56,9 +57,9 @@ func (c *Chat) Name() string { return "openai.chat" }
 // calls, which a RetryRunnable puts on its call spans.
 func (c *Chat) CallAttributes() []attribute.KeyValue {
 	return []attribute.KeyValue{
-		attribute.String("gen_ai.operation.name", "chat"),
-		attribute.String("gen_ai.provider.name", ProviderName),
-		attribute.String("gen_ai.request.model", c.model),
+		semconv.GenAIOperationNameChat,
+		semconv.GenAIProviderNameKey.String(ProviderName),
+		semconv.GenAIRequestModelKey.String(c.model),
 	}
 }
 

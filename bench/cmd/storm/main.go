@@ -1,4 +1,4 @@
-// Command storm runs the retry-storm scenarios of DESIGN.md §5 for every
+// Command storm runs the retry-storm scenarios of bench/README.md for every
 // library and reports attempts per call, success share, latency, attempts
 // during the outage and whether the collapsed provider recovered. It writes
 // the tables, the raw time series and plots of attempts over time to -out.

@@ -1,7 +1,15 @@
-// Package llmhttp holds what the LLM provider adapters share: the error
-// they hand to the retry layer, the server's retry hints read from response
-// headers, and the pump from an SDK stream to a core stream channel. It
-// depends on no SDK.
+// Package llmhttp is for writing an LLM provider adapter: a Runnable over
+// an HTTP SDK (the modules under providers/ are built on it). It holds the
+// error an adapter hands to the retry layer (APIError, with a Verdict when
+// the provider decided retryability), the server's retry hints read from
+// response headers (RetryAfter, ShouldRetry), and the pump from an SDK
+// stream iterator to a core stream channel (Pump). It depends on no SDK
+// and on no other package of steadfast: the retry layer reads its errors
+// through the methods they implement (StatusCode, RetryAfter, Retryable,
+// ErrorType).
+//
+// Its subpackage llmhttptest is a scripted in-memory server to test such
+// an adapter through its real SDK client.
 package llmhttp
 
 import (

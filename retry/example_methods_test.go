@@ -1,0 +1,96 @@
+package retry_test
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/steadfast-go/steadfast/core"
+	"github.com/steadfast-go/steadfast/retry"
+)
+
+// badRequest is a 400: the request is wrong, no retry fixes it.
+type badRequest struct{}
+
+func (badRequest) Error() string   { return "bad request" }
+func (badRequest) StatusCode() int { return 400 }
+
+// Only the failed items are sent again, and only those whose errors are
+// worth a retry; the outputs stay aligned with the inputs.
+func ExampleRetryRunnable_Batch() {
+	sent := map[string]int{}
+	retriever := core.RunnableFunc(func(_ context.Context, in any, _ ...core.Option) (any, error) {
+		q := in.(string)
+		sent[q]++ // safe: WithMaxConcurrency(1) below runs the items one at a time
+		switch {
+		case q == "bad":
+			return nil, badRequest{}
+		case q == "flaky" && sent[q] == 1:
+			return nil, unavailable{}
+		}
+		return "docs about " + q, nil
+	})
+	cfg := retry.RetryConfig{MaxRetries: 2, InitialBackoff: time.Nanosecond, MaxBackoff: time.Nanosecond}
+	r := retry.NewRetryRunnable(retriever, cfg)
+
+	outs, err := r.Batch(context.Background(), []any{"ok", "flaky", "bad"}, core.WithMaxConcurrency(1))
+	fmt.Printf("%q\n", outs)
+	var be *core.BatchError
+	if errors.As(err, &be) {
+		re := be.Errs[2].(*retry.Error)
+		fmt.Println("item 2:", re.Outcome, "after", re.Attempts, "attempt")
+	}
+	fmt.Println("sent:", sent["ok"], sent["flaky"], sent["bad"])
+	// Output:
+	// ["docs about ok" "docs about flaky" <nil>]
+	// item 2: not_retryable after 1 attempt
+	// sent: 1 2 1
+}
+
+// flakyStream fails its first stream before the first chunk, as a
+// provider that drops the connection early does.
+type flakyStream struct {
+	core.RunnableFunc
+	calls int
+}
+
+func (f *flakyStream) Stream(ctx context.Context, _ any, _ ...core.Option) (<-chan any, error) {
+	f.calls++
+	ch := make(chan any, 3)
+	if f.calls == 1 {
+		ch <- unavailable{} // an error value before any chunk: retried
+	} else {
+		ch <- "Hello"
+		ch <- ", world"
+	}
+	close(ch)
+	return ch, nil
+}
+
+// A stream is retried until its first chunk reaches the consumer, and
+// never after: no chunk is ever delivered twice.
+func ExampleRetryRunnable_Stream() {
+	llm := &flakyStream{}
+	cfg := retry.RetryConfig{MaxRetries: 2, InitialBackoff: time.Nanosecond, MaxBackoff: time.Nanosecond}
+	r := retry.NewRetryRunnable(llm, cfg)
+
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel() // a consumer that stops early must cancel
+	ch, err := r.Stream(ctx, "Say hello")
+	if err != nil {
+		panic(err)
+	}
+	for chunk := range ch {
+		if err, ok := chunk.(error); ok {
+			fmt.Println("failed:", err)
+			break
+		}
+		fmt.Print(chunk)
+	}
+	fmt.Println()
+	fmt.Println("streams opened:", llm.calls)
+	// Output:
+	// Hello, world
+	// streams opened: 2
+}

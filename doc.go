@@ -18,6 +18,8 @@
 //     classification, the retry budget and telemetry.
 //   - ratelimit: a token-bucket decorator over golang.org/x/time/rate.
 //   - breaker: a circuit-breaker decorator over sony/gobreaker.
+//   - fallback: the next of several Runnables when one cannot serve now.
+//   - hedge: a second request when the first is slow; first answer wins.
 //   - providers/openai, providers/anthropic (modules of their own): the
 //     official LLM SDKs as Runnables, with error adapters.
 //   - llmhttp: what those adapters share, for writing one of your own:

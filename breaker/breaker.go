@@ -36,7 +36,6 @@ import (
 	"fmt"
 
 	"github.com/sony/gobreaker/v2"
-	"go.opentelemetry.io/otel"
 	"go.opentelemetry.io/otel/attribute"
 	"go.opentelemetry.io/otel/metric"
 	"go.opentelemetry.io/otel/trace"
@@ -144,10 +143,7 @@ func New(inner core.Runnable, st gobreaker.Settings, opts ...Option) (*Runnable,
 			opt(&c)
 		}
 	}
-	if c.mp == nil {
-		c.mp = otel.GetMeterProvider()
-	}
-	changes, err := c.mp.Meter(ScopeName, metric.WithInstrumentationVersion(version.Version)).Int64Counter("breaker.state_changes",
+	changes, err := version.Meter(ScopeName, c.mp).Int64Counter("breaker.state_changes",
 		metric.WithDescription("Circuit state changes."), metric.WithUnit("{change}"))
 	if err != nil {
 		return nil, fmt.Errorf("breaker: metric breaker.state_changes: %w", err)

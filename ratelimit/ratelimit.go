@@ -28,7 +28,6 @@ import (
 	"fmt"
 	"time"
 
-	"go.opentelemetry.io/otel"
 	"go.opentelemetry.io/otel/attribute"
 	"go.opentelemetry.io/otel/metric"
 	"go.opentelemetry.io/otel/trace"
@@ -149,12 +148,9 @@ func New(inner core.Runnable, lim *rate.Limiter, opts ...Option) (*Runnable, err
 			opt(&c)
 		}
 	}
-	if c.mp == nil {
-		c.mp = otel.GetMeterProvider()
-	}
 	r := &Runnable{inner: inner, lim: lim, failFast: c.failFast}
 	var err error
-	r.waits, err = c.mp.Meter(ScopeName, metric.WithInstrumentationVersion(version.Version)).Float64Histogram("ratelimit.wait.duration",
+	r.waits, err = version.Meter(ScopeName, c.mp).Float64Histogram("ratelimit.wait.duration",
 		metric.WithDescription("Time calls waited for a token."), metric.WithUnit("s"))
 	if err != nil {
 		return nil, fmt.Errorf("ratelimit: metric ratelimit.wait.duration: %w", err)

@@ -1,5 +1,5 @@
-// Package version holds steadfast's version, which retry, ratelimit and
-// breaker give their OpenTelemetry instrumentation scopes.
+// Package version holds steadfast's version, and gives every package of
+// steadfast its OpenTelemetry tracer and meter at that version.
 package version
 
 // Version is steadfast's version.

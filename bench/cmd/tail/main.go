@@ -1,0 +1,69 @@
+// Command tail runs the tail-latency scenario of bench/README.md: a
+// provider whose first-token latency has a heavy tail, called without
+// hedging and with each hedging policy. It prints p50, p99, max and the
+// extra load, and writes the table and a plot to -out.
+//
+//	go run ./cmd/tail            # the committed run, a few seconds
+//	go run ./cmd/tail -quick     # a short smoke run that writes nothing
+package main
+
+import (
+	"context"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"path/filepath"
+	"strings"
+	"text/tabwriter"
+
+	"github.com/steadfast-go/steadfast/bench/tail"
+)
+
+func main() {
+	quick := flag.Bool("quick", false, "a tenth of the calls, and write nothing")
+	out := flag.String("out", "results", "folder for the table and the plot")
+	flag.Parse()
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
+	defer stop()
+	if err := run(ctx, os.Stdout, *quick, *out); err != nil {
+		fmt.Fprintln(os.Stderr, "tail:", err)
+		os.Exit(1)
+	}
+}
+
+func run(ctx context.Context, w io.Writer, quick bool, out string) error {
+	sc := tail.Default
+	if quick {
+		sc.Calls /= 10
+	}
+	var report strings.Builder
+	mw := io.MultiWriter(w, &report)
+	fmt.Fprintf(mw, "%d calls by %d clients; first token %v ±20%%, %.0f%% of requests 10× slower; fixed hedging delay %v; at most 1 hedge\n\n",
+		sc.Calls, sc.Clients, sc.Fast, 100*sc.SlowShare, sc.FixedDelay)
+	tw := tabwriter.NewWriter(mw, 0, 4, 2, ' ', 0)
+	fmt.Fprintln(tw, "variant\tp50\tp99\tmax\textra requests\tfailed")
+	var results []tail.Result
+	for _, v := range tail.Variants {
+		r, err := tail.Run(ctx, sc, v)
+		if err != nil {
+			return fmt.Errorf("%s: %w", v.Name, err)
+		}
+		results = append(results, r)
+		fmt.Fprintln(tw, r)
+	}
+	if err := tw.Flush(); err != nil {
+		return err
+	}
+	if quick {
+		return nil
+	}
+	if err := os.MkdirAll(out, 0o755); err != nil {
+		return err
+	}
+	if err := os.WriteFile(filepath.Join(out, "tail.txt"), []byte(report.String()), 0o644); err != nil {
+		return err
+	}
+	return plotTail(filepath.Join(out, "tail.png"), results)
+}

@@ -1,0 +1,108 @@
+package fallback
+
+import (
+	"context"
+	"errors"
+	"fmt"
+
+	"github.com/steadfast-go/steadfast/core"
+)
+
+// Batch sends the batch to the first candidate, then only the items that
+// failed with a failure that allows it to the next, and so on; results are
+// merged by index. Items that finally failed have a *Error in the
+// returned *core.BatchError.
+func (r *Runnable) Batch(ctx context.Context, inputs []any, opts ...core.Option) ([]any, error) {
+	ctx, c := r.tel.begin(ctx, methodBatch)
+	defer c.endIfUnwinding()
+	b := batchCall{r: r, outs: make([]any, len(inputs)), fails: make([][]error, len(inputs))}
+	pending := make([]int, len(inputs))
+	for i := range pending {
+		pending[i] = i
+	}
+	last := 0
+	for i := 0; len(pending) > 0; i++ {
+		last = i
+		again := b.send(ctx, i, inputs, pending, opts)
+		if len(again) == 0 {
+			break
+		}
+		c.switched(ctx, i, r.names, b.fails[again[0]][i])
+		pending = again
+	}
+	if be := b.result(); be != nil {
+		c.fail(be)
+		return b.outs, be
+	}
+	c.succeed(last, r.names[last])
+	return b.outs, nil
+}
+
+// batchCall holds a Batch's results and each item's failures so far.
+type batchCall struct {
+	r     *Runnable
+	outs  []any
+	fails [][]error // the failure of each candidate tried, per item
+	final []error   // *Error of the items that finally failed
+}
+
+// send sends the pending items to candidate i, merges its successes, and
+// returns the items to send to the next candidate.
+func (b *batchCall) send(ctx context.Context, i int, inputs []any, pending []int, opts []core.Option) (again []int) {
+	sub := make([]any, len(pending))
+	for k, idx := range pending {
+		sub[k] = b.r.inputFor(i, inputs[idx])
+	}
+	outs, err := b.r.candidates[i].Batch(ctx, sub, opts...)
+	errs := itemErrors(i, len(sub), outs, err)
+	for k, idx := range pending {
+		if errs[k] == nil {
+			b.outs[idx] = outs[k]
+			continue
+		}
+		b.fails[idx] = append(b.fails[idx], errs[k])
+		if b.r.next(ctx, i, errs[k]) {
+			again = append(again, idx)
+			continue
+		}
+		if b.final == nil {
+			b.final = make([]error, len(b.outs))
+		}
+		b.final[idx] = b.r.newError(b.fails[idx])
+	}
+	return again
+}
+
+// result returns the *core.BatchError of the items that finally failed,
+// or nil.
+func (b *batchCall) result() *core.BatchError {
+	if b.final == nil {
+		return nil
+	}
+	return &core.BatchError{Errs: b.final}
+}
+
+// itemErrors returns the error of each of n items sent to candidate i:
+// from its *core.BatchError, or its whole-batch error for every item. An
+// answer of the wrong shape is an error for every item.
+func itemErrors(i, n int, outs []any, err error) []error {
+	errs := make([]error, n)
+	be, isBatch := errors.AsType[*core.BatchError](err)
+	var bad error
+	switch {
+	case err == nil && len(outs) == n:
+		return errs
+	case err == nil:
+		bad = fmt.Errorf("fallback: candidate %d's Batch returned %d outputs for %d inputs", i, len(outs), n)
+	case isBatch && be != nil && len(be.Errs) == n && (len(outs) == n || len(be.Failed()) == n):
+		return be.Errs
+	case isBatch:
+		bad = fmt.Errorf("fallback: candidate %d's Batch returned a malformed *core.BatchError: %w", i, err)
+	default:
+		bad = err
+	}
+	for k := range errs {
+		errs[k] = bad
+	}
+	return errs
+}

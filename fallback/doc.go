@@ -1,0 +1,32 @@
+// Package fallback moves a call to the next of several Runnables when the
+// current one cannot serve now: another model when the first one's quota is
+// spent, its circuit is open, its Retry-After is longer than the caller can
+// wait, or the prompt is over its context length.
+//
+// A Runnable tries its candidates in order, usually each one
+// retry(breaker(model)). It moves to the next when the current one's
+// failure says it cannot serve now (see CannotServe, or WithSwitchIf), and
+// never on the caller's own cancellation or deadline, nor once the caller's
+// context is done.
+//
+//   - Invoke returns the first candidate's success.
+//   - Stream moves on only before the first chunk reaches the consumer:
+//     after it, a failure is the stream's last value, and no chunk of a
+//     candidate it moved away from is ever delivered.
+//   - Batch sends only the failed items to the next candidate and merges
+//     the results by index.
+//
+// WithInput translates the input for each candidate (one provider's
+// request parameters to another's); a plain string serves every provider
+// as it is. When no candidate serves, the error is an *Error that names
+// every candidate's failure, each reachable with errors.Is and errors.As.
+//
+// Telemetry: a span fallback.invoke, fallback.batch or fallback.stream per
+// call, with the candidate that answered (fallback.candidate,
+// fallback.candidate.name) and the switches made (fallback.switches), the
+// candidates' own spans beneath it; a fallback.switches counter.
+//
+// Panics follow steadfast's policy: on the caller's goroutine they
+// propagate unchanged with the span ended; on the stream's forwarding
+// goroutine they are the stream's last value, a *core.PanicError.
+package fallback

@@ -1,0 +1,243 @@
+package fallback
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+	"strings"
+
+	"go.opentelemetry.io/otel/attribute"
+	"go.opentelemetry.io/otel/metric"
+	"go.opentelemetry.io/otel/trace"
+
+	"github.com/steadfast-go/steadfast/core"
+	"github.com/steadfast-go/steadfast/retry"
+)
+
+// Runnable is a core.Runnable over an ordered list of candidates. It is
+// safe for concurrent use.
+type Runnable struct {
+	candidates []core.Runnable
+	names      []string // each candidate's Name(), or "" when it has none
+	switchIf   func(error) bool
+	input      func(candidate int, input any) any
+	tel        telemetry
+}
+
+// New returns a Runnable over candidates, tried in order. It reports an
+// error when there is no candidate or one of them is nil.
+func New(candidates []core.Runnable, opts ...Option) (*Runnable, error) {
+	if len(candidates) == 0 {
+		return nil, errors.New("fallback: New: no candidates")
+	}
+	for i, c := range candidates {
+		if c == nil {
+			return nil, fmt.Errorf("fallback: New: candidate %d is nil", i)
+		}
+	}
+	var c config
+	for _, opt := range opts {
+		if opt != nil {
+			opt(&c)
+		}
+	}
+	r := &Runnable{candidates: slices.Clone(candidates), switchIf: c.switchIf, input: c.input}
+	if r.switchIf == nil {
+		types := slices.Clone(c.switchOn)
+		r.switchIf = func(err error) bool { return CannotServe(err) || hasErrorType(err, types) }
+	}
+	for _, cand := range r.candidates {
+		r.names = append(r.names, core.NameOf(cand))
+	}
+	var err error
+	if r.tel, err = newTelemetry(c.tp, c.mp); err != nil {
+		return nil, err
+	}
+	return r, nil
+}
+
+// CannotServe is the default rule for moving to the next candidate: the
+// failure says this candidate cannot serve now. It holds for a *retry.Error
+// that ran out (outcome exhausted, budget_exhausted or
+// retry_after_too_long), and for a refusal made on this side of the wire
+// (core.IsLocal: an open circuit, a rate limiter's refusal).
+func CannotServe(err error) bool {
+	if re, ok := errors.AsType[*retry.Error](err); ok {
+		switch re.Outcome {
+		case retry.OutcomeExhausted, retry.OutcomeBudgetExhausted, retry.OutcomeRetryAfterTooLong:
+			return true
+		case retry.OutcomeCanceled, retry.OutcomeDeadline:
+			return false // the caller's own context, not the candidate
+		}
+	}
+	return core.IsLocal(err)
+}
+
+// hasErrorType reports whether an error in err's chain names one of types
+// with an ErrorType() method, as the provider adapters' errors do
+// ("context_length_exceeded").
+func hasErrorType(err error, types []string) bool {
+	if len(types) == 0 {
+		return false
+	}
+	t, ok := errors.AsType[interface {
+		error
+		ErrorType() string
+	}](err)
+	return ok && slices.Contains(types, t.ErrorType())
+}
+
+// next reports whether a call that failed on candidate i with err moves to
+// candidate i+1: there is one, the caller's context is live, and the rule
+// says so.
+func (r *Runnable) next(ctx context.Context, i int, err error) bool {
+	return i+1 < len(r.candidates) && ctx.Err() == nil && r.switchIf(err)
+}
+
+// inputFor returns the input of candidate i.
+func (r *Runnable) inputFor(i int, input any) any {
+	if r.input == nil {
+		return input
+	}
+	return r.input(i, input)
+}
+
+// Name returns the first candidate's Name, so that an outer retry layer
+// names the operation after the preferred model.
+func (r *Runnable) Name() string { return r.names[0] }
+
+// Idempotent reports true only when every candidate is idempotent.
+func (r *Runnable) Idempotent() bool {
+	for _, c := range r.candidates {
+		if !core.IsIdempotent(c) {
+			return false
+		}
+	}
+	return true
+}
+
+// Error is the failure of a call that no candidate served: the failures of
+// the candidates tried, in order. errors.Is and errors.As reach each.
+type Error struct {
+	// Errs are the failures of the candidates tried, Errs[i] for
+	// candidate i.
+	Errs []error
+	// Names are those candidates' names ("" for one without a Name).
+	Names []string
+}
+
+// Error names each candidate tried and its failure.
+func (e *Error) Error() string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "fallback: %d candidate(s) failed", len(e.Errs))
+	for i, err := range e.Errs {
+		name := ""
+		if i < len(e.Names) && e.Names[i] != "" {
+			name = " " + e.Names[i]
+		}
+		fmt.Fprintf(&b, "; [%d%s] %v", i, name, err)
+	}
+	return b.String()
+}
+
+// Unwrap returns every candidate's failure.
+func (e *Error) Unwrap() []error { return e.Errs }
+
+func (r *Runnable) newError(errs []error) *Error {
+	return &Error{Errs: errs, Names: r.names[:len(errs)]}
+}
+
+// Invoke calls the candidates in order until one succeeds or the failure
+// of one says not to move on.
+func (r *Runnable) Invoke(ctx context.Context, input any, opts ...core.Option) (any, error) {
+	ctx, c := r.tel.begin(ctx, methodInvoke)
+	defer c.endIfUnwinding()
+	var errs []error
+	for i, cand := range r.candidates {
+		out, err := cand.Invoke(ctx, r.inputFor(i, input), opts...)
+		if err == nil {
+			c.succeed(i, r.names[i])
+			return out, nil
+		}
+		errs = append(errs, err)
+		if !r.next(ctx, i, err) {
+			break
+		}
+		c.switched(ctx, i, r.names, err)
+	}
+	e := r.newError(errs)
+	c.fail(e)
+	return nil, e
+}
+
+// Option configures a Runnable. Nil options, and options given nil
+// arguments, are ignored.
+type Option func(*config)
+
+type config struct {
+	switchIf func(error) bool
+	switchOn []string
+	input    func(int, any) any
+	tp       trace.TracerProvider
+	mp       metric.MeterProvider
+}
+
+// WithSwitchIf replaces the rule for moving to the next candidate
+// (CannotServe, with the types of WithSwitchOn). Whatever the rule, a call
+// never moves on once the caller's context is done.
+func WithSwitchIf(f func(error) bool) Option {
+	return func(c *config) {
+		if f != nil {
+			c.switchIf = f
+		}
+	}
+}
+
+// WithSwitchOn adds error types to the default rule: a failure with an
+// ErrorType() in types moves to the next candidate too. The provider
+// adapters name their errors by the provider's code:
+// WithSwitchOn("context_length_exceeded", "content_filter").
+func WithSwitchOn(types ...string) Option {
+	return func(c *config) { c.switchOn = append(c.switchOn, types...) }
+}
+
+// WithInput translates the input for each candidate: f gets the
+// candidate's index and the caller's input and returns that candidate's
+// input. It must not modify the caller's input.
+func WithInput(f func(candidate int, input any) any) Option {
+	return func(c *config) {
+		if f != nil {
+			c.input = f
+		}
+	}
+}
+
+// WithTracerProvider sets the tracer provider; the default is the global
+// one.
+func WithTracerProvider(tp trace.TracerProvider) Option {
+	return func(c *config) {
+		if tp != nil {
+			c.tp = tp
+		}
+	}
+}
+
+// WithMeterProvider sets the meter provider; the default is the global
+// one.
+func WithMeterProvider(mp metric.MeterProvider) Option {
+	return func(c *config) {
+		if mp != nil {
+			c.mp = mp
+		}
+	}
+}
+
+// CallAttributes returns the first candidate's call-span attributes (see
+// retry.CallAttributer).
+func (r *Runnable) CallAttributes() []attribute.KeyValue {
+	if ca, ok := r.candidates[0].(retry.CallAttributer); ok {
+		return ca.CallAttributes()
+	}
+	return nil
+}

@@ -1,0 +1,141 @@
+package fallback
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strconv"
+
+	"go.opentelemetry.io/otel/attribute"
+	"go.opentelemetry.io/otel/codes"
+	"go.opentelemetry.io/otel/metric"
+	semconv "go.opentelemetry.io/otel/semconv/v1.40.0"
+	"go.opentelemetry.io/otel/trace"
+
+	"github.com/steadfast-go/steadfast/core"
+	"github.com/steadfast-go/steadfast/internal/version"
+)
+
+// ScopeName is the OpenTelemetry instrumentation scope of the tracer and
+// meter.
+const ScopeName = "github.com/steadfast-go/steadfast/fallback"
+
+// Attribute keys of the call span, its events and the counter.
+const (
+	// AttrCandidate is the index of the candidate that answered.
+	AttrCandidate = attribute.Key("fallback.candidate")
+	// AttrCandidateName is its Name(), when it has one.
+	AttrCandidateName = attribute.Key("fallback.candidate.name")
+	// AttrSwitches is the number of moves to a next candidate in the call.
+	AttrSwitches = attribute.Key("fallback.switches")
+	// AttrFrom is the index of the candidate a switch moved away from.
+	AttrFrom = attribute.Key("fallback.from")
+	// AttrMethod is invoke, batch or stream.
+	AttrMethod = attribute.Key("fallback.method")
+)
+
+type method uint8
+
+const (
+	methodInvoke method = iota
+	methodBatch
+	methodStream
+)
+
+func (m method) String() string { return [...]string{"invoke", "batch", "stream"}[m] }
+
+// telemetry is a Runnable's tracer and counter.
+type telemetry struct {
+	tracer   trace.Tracer
+	switches metric.Int64Counter
+}
+
+func newTelemetry(tp trace.TracerProvider, mp metric.MeterProvider) (telemetry, error) {
+	t := telemetry{tracer: version.Tracer(ScopeName, tp)}
+	var err error
+	t.switches, err = version.Meter(ScopeName, mp).Int64Counter("fallback.switches",
+		metric.WithDescription("Moves from a failed candidate to the next."), metric.WithUnit("{switch}"))
+	if err != nil {
+		return t, fmt.Errorf("fallback: metric fallback.switches: %w", err)
+	}
+	return t, nil
+}
+
+// call is one call's span and switches.
+type call struct {
+	t        *telemetry
+	span     trace.Span
+	method   method
+	switches int
+	settled  bool
+}
+
+// begin starts a call's span and returns the call and the span's context.
+func (t *telemetry) begin(ctx context.Context, m method) (context.Context, *call) {
+	ctx, span := t.tracer.Start(ctx, "fallback."+m.String())
+	return ctx, &call{t: t, span: span, method: m}
+}
+
+// switched records a move away from candidate i.
+func (c *call) switched(ctx context.Context, i int, names []string, err error) {
+	c.switches++
+	c.t.switches.Add(ctx, 1, metric.WithAttributes(AttrMethod.String(c.method.String()), AttrFrom.Int(i)))
+	if c.span.IsRecording() {
+		c.span.AddEvent("fallback.switch", trace.WithAttributes(
+			AttrFrom.Int(i), AttrCandidateName.String(names[i]), semconv.ErrorTypeKey.String(errorType(err))))
+	}
+}
+
+// succeed ends a call that candidate i answered.
+func (c *call) succeed(i int, name string) {
+	c.settled = true
+	if c.span.IsRecording() {
+		c.span.SetAttributes(AttrCandidate.Int(i), AttrCandidateName.String(name), AttrSwitches.Int(c.switches))
+	}
+	c.span.End()
+}
+
+// fail ends a call that no candidate served.
+func (c *call) fail(err error) {
+	c.settled = true
+	if c.span.IsRecording() {
+		c.span.SetAttributes(AttrSwitches.Int(c.switches), semconv.ErrorTypeKey.String(errorType(err)))
+		c.span.SetStatus(codes.Error, err.Error())
+	}
+	c.span.End()
+}
+
+// endIfUnwinding, deferred on the caller's goroutine, ends the span of a
+// call that a panic cut short; the panic goes on unchanged.
+func (c *call) endIfUnwinding() {
+	if c.settled {
+		return
+	}
+	v := recover()
+	c.fail(&core.PanicError{Value: v})
+	if v != nil {
+		panic(v)
+	}
+}
+
+// errorType is a bounded error.type: the last failure's own ErrorType(),
+// else its status code, else _OTHER.
+func errorType(err error) string {
+	var fe *Error
+	if errors.As(err, &fe) && len(fe.Errs) > 0 {
+		err = fe.Errs[len(fe.Errs)-1]
+	}
+	if t, ok := errors.AsType[interface {
+		error
+		ErrorType() string
+	}](err); ok && t.ErrorType() != "" {
+		return t.ErrorType()
+	}
+	if s, ok := errors.AsType[interface {
+		error
+		StatusCode() int
+	}](err); ok {
+		return strconv.Itoa(s.StatusCode())
+	}
+	return "_OTHER"
+}

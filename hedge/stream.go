@@ -1,0 +1,85 @@
+package hedge
+
+import (
+	"context"
+	"errors"
+
+	"github.com/steadfast-go/steadfast/core"
+)
+
+var errNoStream = errors.New("hedge: Stream returned neither a channel nor an error")
+
+// Stream races the attempts up to their first chunk: the first attempt to
+// yield a chunk (or to end empty) wins, the others are cancelled before
+// any of their chunks can reach the consumer, and the winner's stream is
+// forwarded whole. When every attempt fails, the last failure is the
+// stream's only value. The race and the forwarding run on one goroutine,
+// which ends when the stream ends or ctx is done.
+func (r *Runnable) Stream(ctx context.Context, input any, opts ...core.Option) (<-chan any, error) {
+	if !r.hedged {
+		return r.targets[0].Stream(ctx, input, opts...)
+	}
+	out := make(chan any)
+	go r.forward(ctx, input, opts, out)
+	return out, nil
+}
+
+func (r *Runnable) forward(ctx context.Context, input any, opts []core.Option, out chan<- any) {
+	defer close(out)
+	defer func() {
+		if v := recover(); v != nil { // the budget panicked, on our goroutine
+			core.Send(ctx, out, core.NewPanicError(v))
+		}
+	}()
+	win, err := r.race(ctx, methodStream, r.streamLt, func(ctx context.Context, t core.Runnable) answer {
+		return firstChunk(ctx, t, input, opts)
+	})
+	if err != nil {
+		core.Send(ctx, out, err)
+		return
+	}
+	defer win.cancel(nil)
+	if win.ch == nil || !core.Send(ctx, out, win.out) {
+		return
+	}
+	for {
+		select {
+		case v, ok := <-win.ch:
+			if !ok || !core.Send(ctx, out, v) {
+				return
+			}
+			if _, isErr := v.(error); isErr {
+				return // the last value
+			}
+		case <-ctx.Done():
+			return
+		}
+	}
+}
+
+// firstChunk opens t's stream and waits for its first value: a chunk wins
+// the attempt, an error value or a failed creation fails it.
+func firstChunk(ctx context.Context, t core.Runnable, input any, opts []core.Option) answer {
+	ch, err := t.Stream(ctx, input, opts...)
+	if err == nil && ch == nil {
+		err = errNoStream
+	}
+	if err != nil {
+		return answer{err: err}
+	}
+	select {
+	case v, ok := <-ch:
+		switch {
+		case !ok && ctx.Err() != nil:
+			return answer{err: context.Cause(ctx)}
+		case !ok:
+			return answer{} // an empty stream: a success with nothing to forward
+		}
+		if err, isErr := v.(error); isErr {
+			return answer{err: err}
+		}
+		return answer{out: v, ch: ch}
+	case <-ctx.Done():
+		return answer{err: context.Cause(ctx)}
+	}
+}

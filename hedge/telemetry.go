@@ -1,0 +1,118 @@
+package hedge
+
+import (
+	"context"
+	"fmt"
+
+	"go.opentelemetry.io/otel/attribute"
+	"go.opentelemetry.io/otel/codes"
+	"go.opentelemetry.io/otel/metric"
+	"go.opentelemetry.io/otel/trace"
+
+	"github.com/steadfast-go/steadfast/core"
+	"github.com/steadfast-go/steadfast/internal/version"
+)
+
+// ScopeName is the OpenTelemetry instrumentation scope of the tracer and
+// meter.
+const ScopeName = "github.com/steadfast-go/steadfast/hedge"
+
+// Attribute keys of the spans and the counter.
+const (
+	// AttrIndex is an attempt's index, 0 for the first.
+	AttrIndex = attribute.Key("hedge.index")
+	// AttrHedged marks every attempt but the first: a hedge.
+	AttrHedged = attribute.Key("hedge.hedged")
+	// AttrWon reports whether the attempt's answer was taken.
+	AttrWon = attribute.Key("hedge.won")
+	// AttrAttempts is the number of attempts a call made.
+	AttrAttempts = attribute.Key("hedge.attempts")
+	// AttrMethod is invoke or stream.
+	AttrMethod = attribute.Key("hedge.method")
+)
+
+type method uint8
+
+const (
+	methodInvoke method = iota
+	methodStream
+)
+
+func (m method) String() string { return [...]string{"invoke", "stream"}[m] }
+
+type telemetry struct {
+	tracer   trace.Tracer
+	attempts metric.Int64Counter
+}
+
+func newTelemetry(tp trace.TracerProvider, mp metric.MeterProvider) (telemetry, error) {
+	t := telemetry{tracer: version.Tracer(ScopeName, tp)}
+	var err error
+	t.attempts, err = version.Meter(ScopeName, mp).Int64Counter("hedge.attempts",
+		metric.WithDescription("Attempts made by hedged calls, by whether their answer was taken."), metric.WithUnit("{attempt}"))
+	if err != nil {
+		return t, fmt.Errorf("hedge: metric hedge.attempts: %w", err)
+	}
+	return t, nil
+}
+
+// call is one hedged call's span.
+type call struct {
+	t       *telemetry
+	span    trace.Span
+	method  method
+	settled bool
+}
+
+func (t *telemetry) begin(ctx context.Context, m method) (context.Context, *call) {
+	ctx, span := t.tracer.Start(ctx, "hedge."+m.String())
+	return ctx, &call{t: t, span: span, method: m}
+}
+
+// attemptSpan starts attempt k's span.
+func (c *call) attemptSpan(ctx context.Context, k int) (context.Context, trace.Span) {
+	return c.t.tracer.Start(ctx, "hedge.attempt", trace.WithAttributes(AttrIndex.Int(k), AttrHedged.Bool(k > 0)))
+}
+
+// endAttempt ends an attempt's span and counts it. It runs on the
+// attempt's goroutine.
+func (c *call) endAttempt(ctx context.Context, span trace.Span, a answer) {
+	c.t.attempts.Add(ctx, 1, metric.WithAttributes(
+		AttrMethod.String(c.method.String()), AttrWon.Bool(a.won), AttrHedged.Bool(a.k > 0)))
+	span.SetAttributes(AttrWon.Bool(a.won))
+	if a.err != nil {
+		span.SetStatus(codes.Error, a.err.Error())
+	}
+	span.End()
+}
+
+// refused records a hedge the budget refused.
+func (c *call) refused() {
+	c.span.AddEvent("hedge.refused")
+}
+
+func (c *call) succeed(k, attempts int) {
+	c.settled = true
+	c.span.SetAttributes(AttrIndex.Int(k), AttrAttempts.Int(attempts))
+	c.span.End()
+}
+
+func (c *call) fail(err error, attempts int) {
+	c.settled = true
+	c.span.SetAttributes(AttrAttempts.Int(attempts))
+	c.span.SetStatus(codes.Error, err.Error())
+	c.span.End()
+}
+
+// endIfUnwinding, deferred, ends the span of a race that a panic (of the
+// budget) cut short; the panic goes on unchanged.
+func (c *call) endIfUnwinding() {
+	if c.settled {
+		return
+	}
+	v := recover()
+	c.fail(&core.PanicError{Value: v}, 0)
+	if v != nil {
+		panic(v)
+	}
+}

@@ -20,8 +20,9 @@
 //   - breaker: a circuit-breaker decorator over sony/gobreaker.
 //   - fallback: the next of several Runnables when one cannot serve now.
 //   - hedge: a second request when the first is slow; first answer wins.
-//   - providers/openai, providers/anthropic (modules of their own): the
-//     official LLM SDKs as Runnables, with error adapters.
+//   - providers/openai, providers/anthropic, providers/gemini (modules of
+//     their own): the official LLM SDKs as Runnables that return their
+//     full responses, with error adapters and ready-made answer checks.
 //   - llmhttp: what those adapters share, for writing one of your own:
 //     the adapter error, Retry-After and x-should-retry parsing, and the
 //     pump from an SDK stream to a Runnable's stream.

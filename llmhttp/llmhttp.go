@@ -3,10 +3,10 @@
 // error an adapter hands to the retry layer (APIError, with a Verdict when
 // the provider decided retryability), the server's retry hints read from
 // response headers (RetryAfter, ShouldRetry), and the pump from an SDK
-// stream iterator to a core stream channel (Pump). It depends on no SDK
-// and on no other package of steadfast: the retry layer reads its errors
-// through the methods they implement (StatusCode, RetryAfter, Retryable,
-// ErrorType).
+// stream iterator to a core stream channel (Pump), with the commit held
+// until the first event with content. It depends on no SDK, and of
+// steadfast on core only: the retry layer reads its errors through the
+// methods they implement (StatusCode, RetryAfter, Retryable, ErrorType).
 //
 // Its subpackage llmhttptest is a scripted in-memory server to test such
 // an adapter through its real SDK client.
@@ -19,6 +19,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/steadfast-go/steadfast/core"
 )
 
 // APIError is a provider's error as the retry layer reads it: a status
@@ -116,31 +118,62 @@ type SDKStream[T any] interface {
 	Close() error
 }
 
-// Pump forwards the text of each event of s, as a string chunk, to the
-// returned channel, skipping events without text; then, if s failed, its
-// error passed through adapt as the last value. The goroutine it starts
-// ends when s ends or ctx is done, and closes s and the channel.
-func Pump[T any](ctx context.Context, s SDKStream[T], text func(T) string, adapt func(error) error) <-chan any {
+// PumpConfig says how Pump reads an SDK stream of events of type T.
+type PumpConfig[T any] struct {
+	// Content reports whether an event carries content: text, a refusal,
+	// a tool call. Events before the first that does are held back.
+	Content func(T) bool
+	// Adapt turns the stream's failure into the error delivered as its
+	// last value (the provider's error adapter).
+	Adapt func(error) error
+	// Observe, when set, sees every event read, on the pump's goroutine
+	// (to gather the response's id, usage and finish reasons).
+	Observe func(T)
+	// Done, when set, is called once the stream has ended, before the
+	// channel is closed (to put what Observe gathered on a span).
+	Done func()
+}
+
+// Pump forwards the events of s to the returned channel as the SDK
+// produced them, but holds back the events before the first one with
+// content and delivers them with it: a stream that fails before any
+// content delivers no event, only its error, so a retry layer never
+// commits on a content-free event (a role-only delta, a message_start).
+// Then, if s failed, its error passed through c.Adapt is the last value.
+// The goroutine it starts ends when s ends or ctx is done, and closes s and
+// the channel.
+func Pump[T any](ctx context.Context, s SDKStream[T], c PumpConfig[T]) <-chan any {
 	ch := make(chan any)
 	go func() {
 		defer close(ch)
 		defer s.Close()
+		if c.Done != nil {
+			defer c.Done()
+		}
+		var held []any // content-free events before the first with content
+		live := false  // an event with content was read: deliver everything
 		for s.Next() {
-			t := text(s.Current())
-			if t == "" {
+			ev := s.Current()
+			if c.Observe != nil {
+				c.Observe(ev)
+			}
+			if !live && !c.Content(ev) {
+				held = append(held, ev)
 				continue
 			}
-			select {
-			case ch <- t:
-			case <-ctx.Done():
+			live = true
+			for _, h := range held {
+				if !core.Send(ctx, ch, h) {
+					return
+				}
+			}
+			held = nil
+			if !core.Send(ctx, ch, ev) {
 				return
 			}
 		}
 		if err := s.Err(); err != nil && ctx.Err() == nil {
-			select {
-			case ch <- adapt(err):
-			case <-ctx.Done():
-			}
+			core.Send(ctx, ch, c.Adapt(err))
 		}
 	}()
 	return ch

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"net/http"
+	"slices"
 	"testing"
 	"testing/synctest"
 	"time"
@@ -88,18 +89,30 @@ func (f *fakeStream) Current() string { return f.events[f.i-1] }
 func (f *fakeStream) Err() error      { return f.err }
 func (f *fakeStream) Close() error    { f.closed = true; return nil }
 
+// Events before the first with content are held back and delivered with
+// it; after it, every event is delivered as it came, then the adapted
+// failure.
 func TestPump(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		boom := errors.New("boom")
-		s := &fakeStream{events: []string{"a", "", "b"}, err: boom}
+		s := &fakeStream{events: []string{"", "", "a", "", "b"}, err: boom}
 		wrapped := errors.New("adapted")
-		ch := Pump[string](t.Context(), s, func(e string) string { return e }, func(error) error { return wrapped })
+		var observed, done int
+		ch := Pump[string](t.Context(), s, PumpConfig[string]{
+			Content: func(e string) bool { return e != "" },
+			Adapt:   func(error) error { return wrapped },
+			Observe: func(string) { observed++ },
+			Done:    func() { done++ },
+		})
 		var got []any
 		for v := range ch {
 			got = append(got, v)
 		}
-		if len(got) != 3 || got[0] != "a" || got[1] != "b" || got[2] != wrapped {
-			t.Errorf("values = %v, want [a b adapted]", got)
+		if want := []any{"", "", "a", "", "b", wrapped}; !slices.Equal(got, want) {
+			t.Errorf("values = %q, want %q", got, want)
+		}
+		if observed != 5 || done != 1 {
+			t.Errorf("observed %d events, done %d times, want 5 and 1", observed, done)
 		}
 		synctest.Wait()
 		if !s.closed {
@@ -108,11 +121,34 @@ func TestPump(t *testing.T) {
 	})
 }
 
+// A stream that fails before any content delivers only its error: nothing
+// a retry layer would commit on.
+func TestPumpHoldsContentFreeEventsOfAFailedStream(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		boom := errors.New("boom")
+		s := &fakeStream{events: []string{"", ""}, err: boom}
+		ch := Pump[string](t.Context(), s, PumpConfig[string]{
+			Content: func(e string) bool { return e != "" },
+			Adapt:   func(err error) error { return err },
+		})
+		var got []any
+		for v := range ch {
+			got = append(got, v)
+		}
+		if len(got) != 1 || got[0] != boom {
+			t.Errorf("values = %q, want only the failure", got)
+		}
+	})
+}
+
 func TestPumpStopsOnCancel(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		ctx, cancel := context.WithCancel(t.Context())
 		s := &fakeStream{events: []string{"a", "b", "c"}}
-		ch := Pump[string](ctx, s, func(e string) string { return e }, func(err error) error { return err })
+		ch := Pump[string](ctx, s, PumpConfig[string]{
+			Content: func(e string) bool { return e != "" },
+			Adapt:   func(err error) error { return err },
+		})
 		<-ch
 		cancel()
 		synctest.Wait()

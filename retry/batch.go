@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"time"
 
 	"github.com/steadfast-go/steadfast/core"
@@ -59,6 +60,17 @@ type batchCall struct {
 	errs    []error // final errors, *Error entries
 	last    []error // the last attempt's error of each failed item, by index
 	pending []int   // indexes still to send, in order
+	// rewritten holds the items' inputs once NextInput has rewritten one;
+	// nil until then, the caller's inputs being never modified.
+	rewritten []any
+}
+
+// input returns item idx's input for its next attempt.
+func (b *batchCall) input(idx int) any {
+	if b.rewritten != nil {
+		return b.rewritten[idx]
+	}
+	return b.inputs[idx]
 }
 
 // round sends the pending items once and leaves in b.pending those to send
@@ -88,7 +100,7 @@ func (b *batchCall) send(ctx context.Context, n int) (attempt, []any, error) {
 	c := &b.c
 	sub := make([]any, len(b.pending))
 	for i, idx := range b.pending {
-		sub[i] = b.inputs[idx]
+		sub[i] = b.input(idx)
 	}
 	a := c.startAttempt(ctx, n, c.cfg.PerAttemptTimeout)
 	if a.span != nil {
@@ -110,9 +122,11 @@ func (b *batchCall) sort(ctx context.Context, n int, outs []any, itemErrs []erro
 	for i, idx := range b.pending {
 		ierr := itemErrs[i]
 		if ierr == nil {
-			b.outs[idx] = outs[i]
-			b.c.recordSuccess(ctx)
-			continue
+			if ierr = b.c.check(ctx, b.input(idx), outs[i]); ierr == nil {
+				b.outs[idx] = outs[i]
+				b.c.recordSuccess(ctx)
+				continue
+			}
 		}
 		b.setLast(idx, ierr)
 		roundErr = cmp.Or(roundErr, ierr)
@@ -128,6 +142,17 @@ func (b *batchCall) sort(ctx context.Context, n int, outs []any, itemErrs []erro
 		again = append(again, idx)
 	}
 	return again, hint, roundErr
+}
+
+// rewrite sets item idx's next input with NextInput, if any.
+func (b *batchCall) rewrite(ctx context.Context, idx int, err error) {
+	if b.c.cfg.NextInput == nil {
+		return
+	}
+	if b.rewritten == nil {
+		b.rewritten = slices.Clone(b.inputs)
+	}
+	b.rewritten[idx] = b.c.cfg.NextInput(ctx, b.rewritten[idx], err)
 }
 
 // next ends round n's attempt a and returns the items to send again after
@@ -161,6 +186,9 @@ func (b *batchCall) next(ctx context.Context, a *attempt, n int, again []int, hi
 	if d.outcome != "" {
 		b.finish(again, d.outcome, n)
 		return nil
+	}
+	for _, idx := range again {
+		b.rewrite(ctx, idx, b.last[idx])
 	}
 	return again
 }
@@ -207,7 +235,7 @@ func (b *batchCall) allowed(ctx context.Context, items []int, n int, whole bool)
 	}
 	kept := items[:0:0]
 	for _, idx := range items {
-		if b.c.allowRetry(ctx) {
+		if rejected(b.last[idx]) || b.c.allowRetry(ctx) { // a rejected output does not ask
 			kept = append(kept, idx)
 		} else {
 			b.finish([]int{idx}, OutcomeBudgetExhausted, n)

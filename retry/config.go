@@ -1,6 +1,7 @@
 package retry
 
 import (
+	"context"
 	"fmt"
 	"math"
 	"time"
@@ -43,6 +44,22 @@ type RetryConfig struct {
 	// RetryIf, when set, decides which errors are retried, after an error's
 	// own Retryable() verdict and before every other rule. Not written to JSON.
 	RetryIf func(error) bool `json:"-"`
+	// CheckOutput, when set, checks the output of every attempt that
+	// returned no error, given the input that attempt was sent. A non-nil
+	// error makes the attempt a failure: it is wrapped in an *OutputError
+	// (error.type invalid_output, unless the error names its own) and
+	// classified by the usual rules, so Permanent stops at once. A rejected
+	// output neither asks nor charges the Budget: a bad answer is not
+	// overload. Invoke and each Batch item are checked; a Stream's chunks
+	// are delivered as they come and are not. Not written to JSON.
+	CheckOutput func(ctx context.Context, input, output any) error `json:"-"`
+	// NextInput, when set, gives the input of the attempt after a failed
+	// one, from that attempt's input and error: to tell a model what was
+	// wrong with its answer, or to raise a limit. Rewrites build on each
+	// other. It must return a new value rather than modify input, so that
+	// the caller's input is never modified. Invoke and each Batch item
+	// only. Not written to JSON.
+	NextInput func(ctx context.Context, input any, err error) any `json:"-"`
 }
 
 // Seed values of DefaultRetryConfig and of zero fields.

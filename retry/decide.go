@@ -19,11 +19,12 @@ type decision struct {
 //
 //  1. verdict: the caller's context is done; the idempotency guard and the
 //     classification rules 2 to 8 (classify.go); the failure is charged to
-//     the budget; the attempts are spent; the server's hint is longer than
-//     MaxRetryAfter;
+//     the budget (not a rejected output); the attempts are spent; the
+//     server's hint is longer than MaxRetryAfter;
 //  2. schedule: the delay, the server's hint or the computed backoff, would
 //     pass the caller's deadline;
-//  3. allowRetry: the budget refuses the retry.
+//  3. allowRetry: the budget refuses the retry (not asked for a rejected
+//     output).
 //
 // decide runs the three for one failure. A Batch runs verdict for each
 // failed item (once for a whole-batch failure), schedule once for the round
@@ -36,7 +37,7 @@ func (c *call) decide(ctx context.Context, n int, err error) decision {
 	if d.outcome == "" {
 		c.schedule(ctx, n, &d)
 	}
-	if d.outcome == "" && !c.allowRetry(ctx) {
+	if d.outcome == "" && !rejected(err) && !c.allowRetry(ctx) {
 		d.outcome = OutcomeBudgetExhausted
 	}
 	return d
@@ -52,7 +53,7 @@ func (c *call) verdict(ctx context.Context, n int, err error) decision {
 		return decision{outcome: OutcomeNotRetryable}
 	}
 	d := decision{retryable: true}
-	if b := c.r.budget; b != nil {
+	if b := c.r.budget; b != nil && !rejected(err) {
 		b.Record(ctx, false)
 	}
 	if n >= c.maxAttempts {
@@ -136,4 +137,24 @@ func (c *call) recordSuccess(ctx context.Context) {
 	if b := c.r.budget; b != nil {
 		b.Record(ctx, true)
 	}
+}
+
+// check runs CheckOutput, if any, on an attempt's output.
+func (c *call) check(ctx context.Context, input, output any) error {
+	if c.cfg.CheckOutput == nil {
+		return nil
+	}
+	if err := c.cfg.CheckOutput(ctx, input, output); err != nil {
+		return &OutputError{Err: err}
+	}
+	return nil
+}
+
+// nextInput returns the input of the attempt after one that was sent input
+// and failed with err.
+func (c *call) nextInput(ctx context.Context, input any, err error) any {
+	if c.cfg.NextInput == nil {
+		return input
+	}
+	return c.cfg.NextInput(ctx, input, err)
 }

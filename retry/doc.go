@@ -49,6 +49,15 @@
 // caller's deadline (deadline), or if the budget refuses (budget_exhausted),
 // in that order.
 //
+// # Bad answers
+//
+// RetryConfig.CheckOutput makes an answer that came back without an error
+// but is not usable (truncated, empty, not the JSON asked for) a failed
+// attempt, classified like any other but never charged to the budget;
+// RetryConfig.NextInput rewrites the next attempt's input, to tell the
+// model what was wrong. Invoke and each Batch item are checked; a Stream's
+// chunks are delivered as they come and are not.
+//
 // # Batch and Stream
 //
 // Batch re-sends only the failed, retryable items of a *core.BatchError.

@@ -93,3 +93,29 @@ type permanentError struct{ err error }
 func (e *permanentError) Error() string   { return e.err.Error() }
 func (e *permanentError) Unwrap() error   { return e.err }
 func (e *permanentError) Retryable() bool { return false }
+
+// OutputError is the failure of an attempt whose output
+// RetryConfig.CheckOutput rejected; Err is the check's error. Its
+// error.type is "invalid_output", unless Err names its own with an
+// ErrorType() method.
+type OutputError struct {
+	Err error
+}
+
+func (e *OutputError) Error() string { return "retry: output rejected: " + e.Err.Error() }
+func (e *OutputError) Unwrap() error { return e.Err }
+
+// ErrorType names the failure for telemetry.
+func (e *OutputError) ErrorType() string {
+	if t, ok := errors.AsType[errorTyper](e.Err); ok && t.ErrorType() != "" {
+		return t.ErrorType()
+	}
+	return "invalid_output"
+}
+
+// rejected reports whether err is a rejected output, which the budget
+// does not see.
+func rejected(err error) bool {
+	_, ok := err.(*OutputError)
+	return ok
+}

@@ -2,8 +2,10 @@ package retry_test
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
+	"strings"
 	"time"
 
 	"github.com/steadfast-go/steadfast/core"
@@ -93,4 +95,29 @@ func ExampleRetryRunnable_Stream() {
 	// Output:
 	// Hello, world
 	// streams opened: 2
+}
+
+// A model asked for JSON that first answers prose: CheckOutput rejects the
+// answer, and NextInput tells the model what was wrong for the next
+// attempt. A truncated or filtered answer would be retry.Permanent (the
+// providers' CheckAnswer says so) and stop at once.
+func ExampleRetryConfig_checkOutput() {
+	model := core.RunnableFunc(func(_ context.Context, in any, _ ...core.Option) (any, error) {
+		if !strings.Contains(in.(string), "not valid JSON") {
+			return "Sure! The capital is Paris.", nil
+		}
+		return `{"capital": "Paris"}`, nil
+	})
+	cfg := retry.RetryConfig{MaxRetries: 2, InitialBackoff: time.Nanosecond, MaxBackoff: time.Nanosecond}
+	var answer struct{ Capital string }
+	cfg.CheckOutput = func(_ context.Context, _, out any) error {
+		return json.Unmarshal([]byte(out.(string)), &answer)
+	}
+	cfg.NextInput = func(_ context.Context, in any, err error) any {
+		return fmt.Sprintf("%s\nYour last answer was not valid JSON (%v). Answer with JSON only.", in, errors.Unwrap(err))
+	}
+	r := retry.NewRetryRunnable(model, cfg)
+	_, err := r.Invoke(context.Background(), `Capital of France? Answer as {"capital": ...}.`)
+	fmt.Println(answer.Capital, err)
+	// Output: Paris <nil>
 }

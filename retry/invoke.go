@@ -15,6 +15,7 @@ func (r *RetryRunnable) Invoke(ctx context.Context, input any, opts ...core.Opti
 	ctx = r.begin(ctx, &c, methodInvoke, opts)
 	defer c.endIfUnwinding(ctx)
 	var last error
+	in := input // the attempt's input: NextInput may rewrite it
 	for n := 1; ; n++ {
 		if cerr := ctx.Err(); cerr != nil { // c.stopped, by hand: it does not inline
 			e := c.ctxError(cerr, n-1, last)
@@ -22,17 +23,20 @@ func (r *RetryRunnable) Invoke(ctx context.Context, input any, opts ...core.Opti
 			return nil, e
 		}
 		a := c.startAttempt(ctx, n, c.cfg.PerAttemptTimeout)
-		out, err := r.inner.Invoke(a.ctx, input, opts...)
+		out, err := r.inner.Invoke(a.ctx, in, opts...)
 		if err = a.result(ctx, err); err == nil {
-			c.endAttempt(ctx, &a, nil, decision{})
-			c.recordSuccess(ctx)
-			c.succeed(ctx, n)
-			return out, nil
+			if err = c.check(ctx, in, out); err == nil {
+				c.endAttempt(ctx, &a, nil, decision{})
+				c.recordSuccess(ctx)
+				c.succeed(ctx, n)
+				return out, nil
+			}
 		}
 		last = err
 		if e := c.retryOrStop(ctx, &a, err); e != nil {
 			c.fail(ctx, e)
 			return nil, e
 		}
+		in = c.nextInput(ctx, in, err)
 	}
 }

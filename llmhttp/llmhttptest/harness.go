@@ -82,16 +82,14 @@ func (h *Harness) CallSpan(t *testing.T) map[string]string {
 	return nil
 }
 
-// Drain reads a stream to its end and returns its text chunks joined, and
-// its last value.
-func Drain(ch <-chan any) (text string, last any) {
+// Drain reads a stream to its end and returns the text of its chunks, as
+// the provider's text function reads them, joined, and its last value.
+func Drain(ch <-chan any, text func(any) string) (joined string, last any) {
 	for v := range ch {
-		if s, ok := v.(string); ok {
-			text += s
-		}
+		joined += text(v)
 		last = v
 	}
-	return text, last
+	return joined, last
 }
 
 // WantOutcome checks that err is a *retry.Error with the given outcome,

@@ -50,6 +50,14 @@ type Server struct {
 	mu       sync.Mutex
 	script   []Reply
 	requests []*http.Request
+	bodies   []string
+}
+
+// Bodies returns the bodies of the requests received, in order.
+func (s *Server) Bodies() []string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return append([]string(nil), s.bodies...)
 }
 
 // New returns a Server with the given script.
@@ -67,8 +75,9 @@ func (s *Server) Requests() int {
 
 // RoundTrip answers req with the next Reply.
 func (s *Server) RoundTrip(req *http.Request) (*http.Response, error) {
+	var body strings.Builder
 	if req.Body != nil {
-		_, _ = io.Copy(io.Discard, req.Body)
+		_, _ = io.Copy(&body, req.Body)
 		_ = req.Body.Close()
 	}
 	if err := req.Context().Err(); err != nil {
@@ -76,6 +85,7 @@ func (s *Server) RoundTrip(req *http.Request) (*http.Response, error) {
 	}
 	s.mu.Lock()
 	s.requests = append(s.requests, req)
+	s.bodies = append(s.bodies, body.String())
 	r := Reply{Status: 500, Body: `{"error":{"message":"script exhausted","type":"server_error"}}`}
 	if len(s.script) > 0 {
 		r, s.script = s.script[0], s.script[1:]
@@ -86,16 +96,16 @@ func (s *Server) RoundTrip(req *http.Request) (*http.Response, error) {
 	for k, v := range r.Header {
 		h.Set(k, v)
 	}
-	var body io.Reader = strings.NewReader(r.Body)
+	var reply io.Reader = strings.NewReader(r.Body)
 	if r.BreakAfter != nil {
-		body = io.MultiReader(body, errReader{r.BreakAfter})
+		reply = io.MultiReader(reply, errReader{r.BreakAfter})
 	}
 	return &http.Response{
 		Status:     fmt.Sprintf("%d %s", r.Status, http.StatusText(r.Status)),
 		StatusCode: r.Status,
 		Proto:      "HTTP/1.1", ProtoMajor: 1, ProtoMinor: 1,
 		Header:  h,
-		Body:    io.NopCloser(body),
+		Body:    io.NopCloser(reply),
 		Request: req,
 	}, nil
 }

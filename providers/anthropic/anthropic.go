@@ -2,9 +2,11 @@
 // core.Runnable, with an error adapter that tells the retry layer what the
 // Anthropic API meant.
 //
-// Messages wraps the Messages API: Invoke creates one message, Stream
-// yields its text deltas as string chunks (the stream's failure as an error
-// value), Batch runs concurrent Invokes. The SDK's own retries are switched
+// Messages wraps the Messages API: Invoke returns the SDK's full
+// *ant.Message, Stream yields the SDK's ant.MessageStreamEventUnion values
+// from the first with content on (the stream's failure as an error value),
+// Batch runs concurrent Invokes. Text gets the text of either, and
+// CheckAnswer is a ready-made output check for RetryConfig.CheckOutput. The SDK's own retries are switched
 // off, so that one attempt of a RetryRunnable is one HTTP request: left on,
 // the SDK retries twice per attempt and a 3-attempt RetryRunnable can make 9
 // requests, with backoffs, budgets and telemetry that see only 3.
@@ -42,7 +44,7 @@ const DefaultMaxTokens = 1024
 // Messages is a core.Runnable over the Messages API. Invoke takes a string
 // (one user message), a []ant.MessageParam, or an ant.MessageNewParams (its
 // Model defaults to Messages', its MaxTokens to DefaultMaxTokens), and
-// returns the text of the reply. It is safe for concurrent use.
+// returns the SDK's *ant.Message. It is safe for concurrent use.
 type Messages struct {
 	client ant.Client
 	model  string
@@ -69,7 +71,10 @@ func (m *Messages) CallAttributes() []attribute.KeyValue {
 	}
 }
 
-// Invoke creates one message and returns the text of its text blocks.
+// Invoke creates one message and returns the SDK's full *ant.Message:
+// every content block (text, tool use), the stop reason, the usage, the id
+// and model (Text gets its text). Its GenAI response attributes go on the
+// span in ctx, the attempt's under a retry layer.
 func (m *Messages) Invoke(ctx context.Context, input any, _ ...core.Option) (any, error) {
 	params, err := m.params(input)
 	if err != nil {
@@ -79,13 +84,13 @@ func (m *Messages) Invoke(ctx context.Context, input any, _ ...core.Option) (any
 	if err != nil {
 		return nil, AdaptError(err)
 	}
-	var text strings.Builder
-	for _, block := range msg.Content {
-		if block.Type == "text" {
-			text.WriteString(block.Text)
-		}
+	r := llmhttp.Response{ID: msg.ID, Model: string(msg.Model), HasUsage: msg.JSON.Usage.Valid(),
+		InputTokens: msg.Usage.InputTokens, OutputTokens: msg.Usage.OutputTokens}
+	if msg.StopReason != "" {
+		r.FinishReasons = []string{string(msg.StopReason)}
 	}
-	return text.String(), nil
+	r.Record(ctx)
+	return msg, nil
 }
 
 // Batch creates one message per input, concurrently (bounded by
@@ -94,9 +99,12 @@ func (m *Messages) Batch(ctx context.Context, inputs []any, opts ...core.Option)
 	return core.RunnableFunc(m.Invoke).Batch(ctx, inputs, opts...)
 }
 
-// Stream streams a message: each chunk is a string text delta, and a
-// failure after the stream started is its last value. A request the API
-// refused is Stream's error.
+// Stream streams a message: each value is the SDK's own
+// ant.MessageStreamEventUnion, message_start to message_stop. Events before
+// the first with content (a text or tool-input delta, a tool_use block) are
+// held back and delivered with it, so a retry layer commits at the first
+// real token. A failure after the stream started is its last value; a
+// request the API refused is Stream's error.
 func (m *Messages) Stream(ctx context.Context, input any, _ ...core.Option) (<-chan any, error) {
 	params, err := m.params(input)
 	if err != nil {
@@ -107,14 +115,86 @@ func (m *Messages) Stream(ctx context.Context, input any, _ ...core.Option) (<-c
 		_ = s.Close()
 		return nil, AdaptError(err)
 	}
-	return llmhttp.Pump(ctx, s, deltaText, AdaptError), nil
+	var r llmhttp.Response
+	return llmhttp.Pump(ctx, s, llmhttp.PumpConfig[ant.MessageStreamEventUnion]{
+		Content: hasContent,
+		Adapt:   AdaptError,
+		Observe: func(ev ant.MessageStreamEventUnion) { observe(&r, ev) },
+		Done:    func() { r.Record(ctx) },
+	}), nil
 }
 
-func deltaText(ev ant.MessageStreamEventUnion) string {
-	if ev.Type != "content_block_delta" || ev.Delta.Type != "text_delta" {
-		return ""
+// hasContent reports an event with text, tool input or a tool call.
+func hasContent(ev ant.MessageStreamEventUnion) bool {
+	switch ev.Type {
+	case "content_block_delta":
+		return ev.Delta.Text != "" || ev.Delta.PartialJSON != "" || ev.Delta.Thinking != ""
+	case "content_block_start":
+		return ev.ContentBlock.Type == "tool_use" || ev.ContentBlock.Text != ""
 	}
-	return ev.Delta.Text
+	return false
+}
+
+// observe gathers a stream's response attributes.
+func observe(r *llmhttp.Response, ev ant.MessageStreamEventUnion) {
+	switch ev.Type {
+	case "message_start":
+		r.ID, r.Model = ev.Message.ID, string(ev.Message.Model)
+		r.HasUsage, r.InputTokens = true, ev.Message.Usage.InputTokens
+	case "message_delta":
+		if ev.Delta.StopReason != "" {
+			r.FinishReasons = []string{string(ev.Delta.StopReason)}
+		}
+		r.HasUsage, r.OutputTokens = true, ev.Usage.OutputTokens
+		if ev.Usage.InputTokens > 0 {
+			r.InputTokens = ev.Usage.InputTokens
+		}
+	}
+}
+
+// Text returns the text of a Messages output: the text blocks of an
+// *ant.Message joined, or a stream event's text delta; "" for anything
+// else.
+func Text(output any) string {
+	switch v := output.(type) {
+	case *ant.Message:
+		var b strings.Builder
+		for _, block := range v.Content {
+			if block.Type == "text" {
+				b.WriteString(block.Text)
+			}
+		}
+		return b.String()
+	case ant.MessageStreamEventUnion:
+		if v.Type == "content_block_delta" && v.Delta.Type == "text_delta" {
+			return v.Delta.Text
+		}
+	}
+	return ""
+}
+
+// CheckAnswer is a ready-made RetryConfig.CheckOutput for Messages: a
+// message cut at its token limit (stop reason max_tokens) or refused
+// (refusal) is a permanent *llmhttp.AnswerError, and one with no text and
+// no tool use is a retryable one.
+func CheckAnswer(_ context.Context, _, output any) error {
+	msg, ok := output.(*ant.Message)
+	if !ok {
+		return &llmhttp.AnswerError{Kind: llmhttp.Empty}
+	}
+	reason := string(msg.StopReason)
+	switch msg.StopReason {
+	case ant.StopReasonMaxTokens:
+		return &llmhttp.AnswerError{Kind: llmhttp.Truncated, FinishReason: reason}
+	case ant.StopReasonRefusal:
+		return &llmhttp.AnswerError{Kind: llmhttp.Filtered, FinishReason: reason}
+	}
+	for _, block := range msg.Content {
+		if block.Type == "tool_use" || (block.Type == "text" && block.Text != "") {
+			return nil
+		}
+	}
+	return &llmhttp.AnswerError{Kind: llmhttp.Empty, FinishReason: reason}
 }
 
 func (m *Messages) params(input any) (ant.MessageNewParams, error) {

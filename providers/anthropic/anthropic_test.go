@@ -60,7 +60,7 @@ func TestRetryAfterMsThenSuccess(t *testing.T) {
 		h := newHarness(t, apiError(429, "rate_limit_error", "retry-after-ms", "200"), message("Hello"))
 		begin := time.Now()
 		out, err := h.R.Invoke(t.Context(), "Say hello")
-		if err != nil || out != "Hello" {
+		if err != nil || anthropic.Text(out) != "Hello" {
 			t.Fatalf("Invoke() = %v, %v, want Hello", out, err)
 		}
 		if got := time.Since(begin); got != 200*time.Millisecond {
@@ -88,7 +88,7 @@ func TestRetried(t *testing.T) {
 		t.Run(name, func(t *testing.T) {
 			synctest.Test(t, func(t *testing.T) {
 				h := newHarness(t, reply, message("ok"))
-				if out, err := h.R.Invoke(t.Context(), "q"); err != nil || out != "ok" {
+				if out, err := h.R.Invoke(t.Context(), "q"); err != nil || anthropic.Text(out) != "ok" {
 					t.Errorf("Invoke() = %v, %v, want ok after one retry", out, err)
 				}
 				if h.Server.Requests() != 2 {
@@ -143,7 +143,7 @@ func TestStreamFailsBeforeFirstDeltaIsRetried(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if text, _ := llmhttptest.Drain(ch); text != "Hello" {
+		if text, _ := llmhttptest.Drain(ch, anthropic.Text); text != "Hello" {
 			t.Errorf("stream = %q, want Hello", text)
 		}
 		if h.Server.Requests() != 2 {
@@ -159,7 +159,7 @@ func TestStreamRefusedIsRetried(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if text, _ := llmhttptest.Drain(ch); text != "ok" {
+		if text, _ := llmhttptest.Drain(ch, anthropic.Text); text != "ok" {
 			t.Errorf("stream = %q, want ok", text)
 		}
 	})
@@ -174,7 +174,7 @@ func TestStreamFailsAfterFirstDeltaIsPassedOn(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		text, last := llmhttptest.Drain(ch)
+		text, last := llmhttptest.Drain(ch, anthropic.Text)
 		if text != "Hello" {
 			t.Errorf("stream text = %q, want Hello with no delta repeated", text)
 		}
@@ -197,7 +197,7 @@ func TestStreamConnectionDropsAfterFirstDelta(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		text, last := llmhttptest.Drain(ch)
+		text, last := llmhttptest.Drain(ch, anthropic.Text)
 		if e, ok := last.(error); text != "Hel" || !ok || !errors.Is(e, io.ErrUnexpectedEOF) {
 			t.Errorf("stream = %q then %v, want Hel then the broken connection", text, last)
 		}
@@ -208,7 +208,7 @@ func TestBatchAndBadInput(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		h := newHarness(t, message("a"), message("a"))
 		outs, err := h.R.Batch(t.Context(), []any{"x", "y"})
-		if err != nil || len(outs) != 2 || outs[0] != "a" {
+		if err != nil || len(outs) != 2 || anthropic.Text(outs[0]) != "a" || anthropic.Text(outs[1]) != "a" {
 			t.Errorf("Batch() = %v, %v, want [a a]", outs, err)
 		}
 	})

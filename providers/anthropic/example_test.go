@@ -29,6 +29,6 @@ func ExampleNewMessages() {
 		panic(err)
 	}
 	out, err := r.Invoke(context.Background(), "Say hello")
-	fmt.Println(out, err)
+	fmt.Println(anthropic.Text(out), err)
 	// Output: Hello! <nil>
 }

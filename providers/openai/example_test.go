@@ -30,7 +30,7 @@ func ExampleNewChat() {
 		panic(err)
 	}
 	out, err := r.Invoke(context.Background(), "Say hello")
-	fmt.Println(out, err)
+	fmt.Println(openai.Text(out), err)
 	// Output: Hello! <nil>
 }
 

@@ -1,9 +1,11 @@
 // Package openai makes an openai-go client a steadfast core.Runnable, with
 // an error adapter that tells the retry layer what the OpenAI API meant.
 //
-// Chat wraps the Chat Completions API: Invoke makes one completion, Stream
-// yields its text deltas as string chunks (the stream's failure as an error
-// value), Batch runs concurrent Invokes. The SDK's own retries are switched
+// Chat wraps the Chat Completions API: Invoke returns the SDK's full
+// *oai.ChatCompletion, Stream yields the SDK's oai.ChatCompletionChunk
+// values from the first with content on (the stream's failure as an error
+// value), Batch runs concurrent Invokes. Text gets the text of either, and
+// CheckAnswer is a ready-made output check for RetryConfig.CheckOutput. The SDK's own retries are switched
 // off, so that one attempt of a RetryRunnable is one HTTP request: left on,
 // the SDK retries twice per attempt and a 3-attempt RetryRunnable can make 9
 // requests, with backoffs, budgets and telemetry that see only 3.
@@ -17,8 +19,8 @@
 package openai
 
 import (
+	"cmp"
 	"context"
-	"errors"
 	"fmt"
 
 	oai "github.com/openai/openai-go/v3"
@@ -36,7 +38,7 @@ const ProviderName = "openai"
 // Chat is a core.Runnable over the Chat Completions API. Invoke takes a
 // string (one user message), a []oai.ChatCompletionMessageParamUnion, or an
 // oai.ChatCompletionNewParams (its Model defaults to Chat's), and returns
-// the first choice's text. It is safe for concurrent use.
+// the SDK's *oai.ChatCompletion. It is safe for concurrent use.
 type Chat struct {
 	client oai.Client
 	model  string
@@ -63,7 +65,10 @@ func (c *Chat) CallAttributes() []attribute.KeyValue {
 	}
 }
 
-// Invoke makes one chat completion and returns its first choice's text.
+// Invoke makes one chat completion and returns the SDK's full response, a
+// *oai.ChatCompletion: every choice, its finish reason and tool calls, the
+// usage, the id and model (Text gets its text). Its GenAI response
+// attributes go on the span in ctx, the attempt's under a retry layer.
 func (c *Chat) Invoke(ctx context.Context, input any, _ ...core.Option) (any, error) {
 	params, err := c.params(input)
 	if err != nil {
@@ -73,10 +78,13 @@ func (c *Chat) Invoke(ctx context.Context, input any, _ ...core.Option) (any, er
 	if err != nil {
 		return nil, AdaptError(err)
 	}
-	if len(res.Choices) == 0 {
-		return nil, errors.New("openai: the completion has no choices")
+	r := llmhttp.Response{ID: res.ID, Model: res.Model, HasUsage: res.JSON.Usage.Valid(),
+		InputTokens: res.Usage.PromptTokens, OutputTokens: res.Usage.CompletionTokens}
+	for _, ch := range res.Choices {
+		r.FinishReasons = append(r.FinishReasons, ch.FinishReason)
 	}
-	return res.Choices[0].Message.Content, nil
+	r.Record(ctx)
+	return res, nil
 }
 
 // Batch makes one completion per input, concurrently (bounded by
@@ -85,27 +93,99 @@ func (c *Chat) Batch(ctx context.Context, inputs []any, opts ...core.Option) ([]
 	return core.RunnableFunc(c.Invoke).Batch(ctx, inputs, opts...)
 }
 
-// Stream streams a completion: each chunk is a string text delta, and a
-// failure after the stream started is its last value. A request the API
-// refused is Stream's error.
+// Stream streams a completion: each value is the SDK's own
+// oai.ChatCompletionChunk, up to the final chunk with the usage, which
+// Stream asks for unless the params say otherwise. Chunks before the first
+// with content, a refusal or a tool-call delta (the role-only first chunk)
+// are held back and delivered with it, so a retry layer commits at the
+// first real token. A failure after the stream started is its last value;
+// a request the API refused is Stream's error.
 func (c *Chat) Stream(ctx context.Context, input any, _ ...core.Option) (<-chan any, error) {
 	params, err := c.params(input)
 	if err != nil {
 		return nil, err
+	}
+	if !params.StreamOptions.IncludeUsage.Valid() {
+		params.StreamOptions.IncludeUsage = oai.Bool(true)
 	}
 	s := c.client.Chat.Completions.NewStreaming(ctx, params)
 	if err := s.Err(); err != nil {
 		_ = s.Close()
 		return nil, AdaptError(err)
 	}
-	return llmhttp.Pump(ctx, s, deltaText, AdaptError), nil
+	var r llmhttp.Response
+	return llmhttp.Pump(ctx, s, llmhttp.PumpConfig[oai.ChatCompletionChunk]{
+		Content: hasContent,
+		Adapt:   AdaptError,
+		Observe: func(ch oai.ChatCompletionChunk) { observe(&r, ch) },
+		Done:    func() { r.Record(ctx) },
+	}), nil
 }
 
-func deltaText(chunk oai.ChatCompletionChunk) string {
-	if len(chunk.Choices) == 0 {
-		return ""
+// hasContent reports a chunk with text, a refusal or a tool call.
+func hasContent(chunk oai.ChatCompletionChunk) bool {
+	for _, ch := range chunk.Choices {
+		d := ch.Delta
+		if d.Content != "" || d.Refusal != "" || len(d.ToolCalls) > 0 {
+			return true
+		}
 	}
-	return chunk.Choices[0].Delta.Content
+	return false
+}
+
+// observe gathers a stream's response attributes.
+func observe(r *llmhttp.Response, chunk oai.ChatCompletionChunk) {
+	r.ID, r.Model = cmp.Or(r.ID, chunk.ID), cmp.Or(r.Model, chunk.Model)
+	for _, ch := range chunk.Choices {
+		if ch.FinishReason != "" {
+			r.FinishReasons = append(r.FinishReasons, ch.FinishReason)
+		}
+	}
+	if chunk.JSON.Usage.Valid() {
+		r.HasUsage, r.InputTokens, r.OutputTokens = true, chunk.Usage.PromptTokens, chunk.Usage.CompletionTokens
+	}
+}
+
+// Text returns the text of a Chat output: the first choice's message of a
+// *oai.ChatCompletion, or the first choice's delta of a stream's
+// oai.ChatCompletionChunk; "" for anything else.
+func Text(output any) string {
+	switch v := output.(type) {
+	case *oai.ChatCompletion:
+		if len(v.Choices) > 0 {
+			return v.Choices[0].Message.Content
+		}
+	case oai.ChatCompletionChunk:
+		if len(v.Choices) > 0 {
+			return v.Choices[0].Delta.Content
+		}
+	}
+	return ""
+}
+
+// CheckAnswer is a ready-made RetryConfig.CheckOutput for Chat: a
+// completion cut at its token limit (finish reason length) or filtered
+// (content_filter) is a permanent *llmhttp.AnswerError, and one with no
+// content, refusal or tool call is a retryable one.
+func CheckAnswer(_ context.Context, _, output any) error {
+	res, ok := output.(*oai.ChatCompletion)
+	if !ok || len(res.Choices) == 0 {
+		return &llmhttp.AnswerError{Kind: llmhttp.Empty}
+	}
+	ch := res.Choices[0]
+	switch ch.FinishReason {
+	case "length":
+		return &llmhttp.AnswerError{Kind: llmhttp.Truncated, FinishReason: ch.FinishReason}
+	case "content_filter":
+		return &llmhttp.AnswerError{Kind: llmhttp.Filtered, FinishReason: ch.FinishReason}
+	}
+	if ch.Message.Refusal != "" {
+		return &llmhttp.AnswerError{Kind: llmhttp.Filtered, FinishReason: ch.FinishReason}
+	}
+	if ch.Message.Content == "" && len(ch.Message.ToolCalls) == 0 {
+		return &llmhttp.AnswerError{Kind: llmhttp.Empty, FinishReason: ch.FinishReason}
+	}
+	return nil
 }
 
 func (c *Chat) params(input any) (oai.ChatCompletionNewParams, error) {

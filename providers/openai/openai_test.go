@@ -51,7 +51,7 @@ func TestRetryAfterMsThenSuccess(t *testing.T) {
 		h := newHarness(t, apiError(429, "requests", "rate_limit_exceeded", "retry-after-ms", "200"), completion("Hello"))
 		start := time.Now()
 		out, err := h.R.Invoke(t.Context(), "Say hello")
-		if err != nil || out != "Hello" {
+		if err != nil || openai.Text(out) != "Hello" {
 			t.Fatalf("Invoke() = %v, %v, want Hello", out, err)
 		}
 		if got := time.Since(start); got != 200*time.Millisecond {
@@ -112,7 +112,7 @@ func TestRetried(t *testing.T) {
 		t.Run(name, func(t *testing.T) {
 			synctest.Test(t, func(t *testing.T) {
 				h := newHarness(t, reply, completion("ok"))
-				if out, err := h.R.Invoke(t.Context(), "q"); err != nil || out != "ok" {
+				if out, err := h.R.Invoke(t.Context(), "q"); err != nil || openai.Text(out) != "ok" {
 					t.Errorf("Invoke() = %v, %v, want ok after one retry", out, err)
 				}
 				if h.Server.Requests() != 2 {
@@ -147,8 +147,8 @@ func TestStreamFailsBeforeFirstDeltaIsRetried(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		text, last := llmhttptest.Drain(ch)
-		if text != "Hello" || last != "lo" {
+		text, last := llmhttptest.Drain(ch, openai.Text)
+		if text != "Hello" || openai.Text(last) != "lo" {
 			t.Errorf("stream = %q (last %v), want Hello", text, last)
 		}
 		if h.Server.Requests() != 2 {
@@ -164,7 +164,7 @@ func TestStreamRefusedIsRetried(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if text, _ := llmhttptest.Drain(ch); text != "ok" {
+		if text, _ := llmhttptest.Drain(ch, openai.Text); text != "ok" {
 			t.Errorf("stream = %q, want ok", text)
 		}
 	})
@@ -179,7 +179,7 @@ func TestStreamFailsAfterFirstDeltaIsPassedOn(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		text, last := llmhttptest.Drain(ch)
+		text, last := llmhttptest.Drain(ch, openai.Text)
 		if text != "Hello" {
 			t.Errorf("stream text = %q, want Hello with no delta repeated", text)
 		}
@@ -196,7 +196,7 @@ func TestBatch(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		h := newHarness(t, completion("a"), completion("a"))
 		outs, err := h.R.Batch(t.Context(), []any{"x", "y"})
-		if err != nil || len(outs) != 2 || outs[0] != "a" || outs[1] != "a" {
+		if err != nil || len(outs) != 2 || openai.Text(outs[0]) != "a" || openai.Text(outs[1]) != "a" {
 			t.Errorf("Batch() = %v, %v, want [a a]", outs, err)
 		}
 	})

@@ -16,15 +16,17 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"os"
+	"slices"
+	"strings"
 	"sync/atomic"
 	"time"
 
 	"github.com/openai/openai-go/v3/option"
+	"go.opentelemetry.io/otel/attribute"
 	sdktrace "go.opentelemetry.io/otel/sdk/trace"
 	"go.opentelemetry.io/otel/sdk/trace/tracetest"
 
 	"github.com/steadfast-go/steadfast/core"
-	"github.com/steadfast-go/steadfast/internal/spantree"
 	"github.com/steadfast-go/steadfast/providers/openai"
 	"github.com/steadfast-go/steadfast/retry"
 )
@@ -71,8 +73,35 @@ func run(w io.Writer, baseURL, model, prompt string) error {
 	if err != nil {
 		return err
 	}
-	fmt.Fprintf(w, "answer: %v\n\ntrace:\n%s", out, spantree.Render(recorder.Ended(), spantree.Options{Durations: true}))
+	fmt.Fprintf(w, "answer: %v\n\ntrace:\n", openai.Text(out))
+	printTrace(w, recorder.Ended())
 	return nil
+}
+
+// printTrace prints the call span, its backoff events and its attempt
+// spans beneath it, each with its duration, status and attributes.
+func printTrace(w io.Writer, spans []sdktrace.ReadOnlySpan) {
+	slices.SortFunc(spans, func(a, b sdktrace.ReadOnlySpan) int { return a.StartTime().Compare(b.StartTime()) })
+	for _, s := range spans {
+		indent := "  "
+		if s.Name() == "retry.invoke" {
+			indent = ""
+		}
+		took := s.EndTime().Sub(s.StartTime()).Round(time.Millisecond)
+		fmt.Fprintf(w, "%s%s %v status=%s [%s]\n", indent, s.Name(), took, s.Status().Code, attrs(s.Attributes()))
+		for _, ev := range s.Events() {
+			fmt.Fprintf(w, "%s  event %s [%s]\n", indent, ev.Name, attrs(ev.Attributes))
+		}
+	}
+}
+
+func attrs(kvs []attribute.KeyValue) string {
+	parts := make([]string, 0, len(kvs))
+	for _, kv := range kvs {
+		parts = append(parts, fmt.Sprintf("%s=%s", kv.Key, kv.Value.String()))
+	}
+	slices.Sort(parts)
+	return strings.Join(parts, " ")
 }
 
 // misbehaving answers the first request with a rate limit (retry after

@@ -124,7 +124,7 @@ func (b *batchCall) sort(ctx context.Context, n int, outs []any, itemErrs []erro
 		if ierr == nil {
 			if ierr = b.c.check(ctx, b.input(idx), outs[i]); ierr == nil {
 				b.outs[idx] = outs[i]
-				b.c.recordSuccess(ctx)
+				b.c.recordSuccess(ctx, n)
 				continue
 			}
 		}
@@ -175,9 +175,9 @@ func (b *batchCall) next(ctx context.Context, a *attempt, n int, again []int, hi
 	}
 	c.schedule(ctx, n, &d)
 	if d.outcome == "" {
-		if again = b.allowed(ctx, again, n, whole); len(again) == 0 {
-			d.outcome = OutcomeBudgetExhausted
-		}
+		var wait time.Duration
+		again, wait = b.allowed(ctx, again, n, whole)
+		c.pace(ctx, &d, wait, len(again) > 0)
 	}
 	c.endAttempt(ctx, a, roundErr, d)
 	if d.outcome == "" {
@@ -224,24 +224,31 @@ func (b *batchCall) itemErrors(sent []int, outs []any, err error) (errs []error,
 }
 
 // allowed asks the budget for each item's retry, or once for all of them
-// when the whole batch failed, and ends those refused.
-func (b *batchCall) allowed(ctx context.Context, items []int, n int, whole bool) []int {
+// when the whole batch failed, and ends those refused. It returns the items
+// kept and the longest wait a pacing budget asked for.
+func (b *batchCall) allowed(ctx context.Context, items []int, n int, whole bool) ([]int, time.Duration) {
 	if whole {
-		if b.c.allowRetry(ctx) {
-			return items
+		wait, ok := b.c.allowRetry(ctx)
+		if ok {
+			return items, wait
 		}
 		b.finish(items, OutcomeBudgetExhausted, n)
-		return nil
+		return nil, 0
 	}
 	kept := items[:0:0]
+	var longest time.Duration
 	for _, idx := range items {
-		if rejected(b.last[idx]) || b.c.allowRetry(ctx) { // a rejected output does not ask
+		if rejected(b.last[idx]) { // a rejected output does not ask
 			kept = append(kept, idx)
-		} else {
-			b.finish([]int{idx}, OutcomeBudgetExhausted, n)
+			continue
 		}
+		if wait, ok := b.c.allowRetry(ctx); ok {
+			kept, longest = append(kept, idx), max(longest, wait)
+			continue
+		}
+		b.finish([]int{idx}, OutcomeBudgetExhausted, n)
 	}
-	return kept
+	return kept, longest
 }
 
 func (b *batchCall) setLast(idx int, err error) {

@@ -156,3 +156,31 @@ func BenchmarkStream(b *testing.B) {
 		})
 	}
 }
+
+// BenchmarkBudget is the success path with each budget against none: the
+// recommended budget may cost at most 10 ns more (bench/README.md).
+func BenchmarkBudget(b *testing.B) {
+	ctx := context.Background()
+	off := []retry.Option{retry.WithTracerProvider(tnoop.NewTracerProvider()), retry.WithMeterProvider(noop.NewMeterProvider())}
+	for _, c := range []struct {
+		name   string
+		budget retry.Budget
+	}{{"none", nil}, {"token", retry.NewTokenBudget(300, 2)}, {"recommended", retry.RecommendedBudget()}} {
+		b.Run(c.name, func(b *testing.B) {
+			opts := off
+			if c.budget != nil {
+				opts = append(opts[:len(opts):len(opts)], retry.WithBudget(c.budget))
+			}
+			r, err := retry.New(core.RunnableFunc(succeeding), benchConfig(), opts...)
+			if err != nil {
+				b.Fatal(err)
+			}
+			b.ReportAllocs()
+			for b.Loop() {
+				if benchSink, err = r.Invoke(ctx, "q"); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+	}
+}

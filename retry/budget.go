@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"math"
 	"sync/atomic"
+	"time"
 )
 
 // Budget decides whether retries may be made, from the recent results of
@@ -22,6 +23,26 @@ type Budget interface {
 	Record(ctx context.Context, success bool)
 }
 
+// Pacer is implemented by a Budget that paces retries instead of only
+// refusing them. ReserveRetry takes a retry's turn: the wait before the
+// retry may be made, or ok false to refuse it. The retry layer calls it
+// instead of AllowRetry and waits the longer of its backoff and that wait,
+// reported as retry.backoff.source "budget"; a wait that would pass the
+// caller's deadline ends the call with outcome deadline.
+type Pacer interface {
+	Budget
+	ReserveRetry(ctx context.Context) (wait time.Duration, ok bool)
+}
+
+// AttemptRecorder is implemented by a Budget that learns from how retries
+// fare, not only from how many attempts fail. The retry layer calls
+// RecordAttempt, with the attempt's number (1 for a first attempt), instead
+// of Record.
+type AttemptRecorder interface {
+	Budget
+	RecordAttempt(ctx context.Context, attempt int, success bool)
+}
+
 // milli is the fixed-point scale of TokenBudget's tokens.
 const milli = 1000
 
@@ -34,10 +55,10 @@ type TokenBudget struct {
 	tokens                atomic.Int64
 }
 
-// NewTokenBudget returns a TokenBudget. NewTokenBudget(300, 2) is the
-// recommended setting: bench/ shows it holding retries to 1.1× the attempts
-// of no retrying in a total outage, letting a collapsed provider recover,
-// and still retrying in bursty overload. maxTokens must be positive and
+// NewTokenBudget returns a TokenBudget, gRPC's retry throttling. It counts
+// failures only, so it cannot tell retries that help from retries that
+// harm: RecommendedBudget, which paces retries by what they achieve, is the
+// recommended budget. NewTokenBudget(300, 2) is its best setting in bench/. maxTokens must be positive and
 // tokenRatio non-negative, both finite, and neither may round to nothing at
 // the budget's resolution of a thousandth of a token (a maxTokens of
 // 0.0005 would never allow a retry, a tokenRatio of 0.0005 never refund);

@@ -24,7 +24,7 @@ type decision struct {
 //  2. schedule: the delay, the server's hint or the computed backoff, would
 //     pass the caller's deadline;
 //  3. allowRetry: the budget refuses the retry (not asked for a rejected
-//     output).
+//     output); a pacing budget's wait, when longer, replaces the backoff.
 //
 // decide runs the three for one failure. A Batch runs verdict for each
 // failed item (once for a whole-batch failure), schedule once for the round
@@ -37,10 +37,26 @@ func (c *call) decide(ctx context.Context, n int, err error) decision {
 	if d.outcome == "" {
 		c.schedule(ctx, n, &d)
 	}
-	if d.outcome == "" && !rejected(err) && !c.allowRetry(ctx) {
-		d.outcome = OutcomeBudgetExhausted
+	if d.outcome == "" && !rejected(err) {
+		wait, ok := c.allowRetry(ctx)
+		c.pace(ctx, &d, wait, ok)
 	}
 	return d
+}
+
+// pace applies the budget's answer to decision d: a refusal ends the call;
+// a wait longer than the backoff replaces it, unless it would pass the
+// caller's deadline.
+func (c *call) pace(ctx context.Context, d *decision, wait time.Duration, ok bool) {
+	switch {
+	case !ok:
+		d.outcome = OutcomeBudgetExhausted
+	case wait > d.delay:
+		d.delay, d.source = wait, sourceBudget
+		if dl, has := ctx.Deadline(); has && !time.Now().Add(wait).Before(dl) {
+			d.outcome = OutcomeDeadline
+		}
+	}
 }
 
 // verdict decides whether attempt n's failure may be retried at all. When
@@ -53,8 +69,8 @@ func (c *call) verdict(ctx context.Context, n int, err error) decision {
 		return decision{outcome: OutcomeNotRetryable}
 	}
 	d := decision{retryable: true}
-	if b := c.r.budget; b != nil && !rejected(err) {
-		b.Record(ctx, false)
+	if !rejected(err) {
+		c.recordAttempt(ctx, n, false)
 	}
 	if n >= c.maxAttempts {
 		d.outcome = OutcomeExhausted
@@ -90,16 +106,34 @@ func (c *call) schedule(ctx context.Context, n int, d *decision) {
 	}
 }
 
-// allowRetry asks the budget, if any, for one retry, and counts a refusal.
-func (c *call) allowRetry(ctx context.Context) bool {
+// allowRetry asks the budget, if any, for one retry: the wait a pacing
+// budget asks for, and whether it is allowed. It counts a refusal.
+func (c *call) allowRetry(ctx context.Context) (time.Duration, bool) {
 	b := c.r.budget
-	if b == nil || b.AllowRetry(ctx) {
-		return true
+	if b == nil {
+		return 0, true
 	}
-	if c.metrics {
+	var wait time.Duration
+	ok := true
+	if c.r.pacer != nil {
+		wait, ok = c.r.pacer.ReserveRetry(ctx)
+	} else {
+		ok = b.AllowRetry(ctx)
+	}
+	if !ok && c.metrics {
 		c.r.tel.budgetRefused.Add(ctx, 1, c.attrs.attemptOK...)
 	}
-	return false
+	return wait, ok
+}
+
+// recordAttempt tells the budget, if any, how attempt n ended.
+func (c *call) recordAttempt(ctx context.Context, n int, success bool) {
+	switch {
+	case c.r.recorder != nil:
+		c.r.recorder.RecordAttempt(ctx, n, success)
+	case c.r.budget != nil:
+		c.r.budget.Record(ctx, success)
+	}
 }
 
 // retryOrStop is what follows a failed Invoke or Stream attempt a: the
@@ -131,11 +165,10 @@ func (c *call) ctxError(cerr error, attempts int, last error) *Error {
 	return c.newError(ctxOutcome(cerr), attempts, last)
 }
 
-// recordSuccess tells the budget that an attempt (or a Batch item)
-// succeeded.
-func (c *call) recordSuccess(ctx context.Context) {
-	if b := c.r.budget; b != nil {
-		b.Record(ctx, true)
+// recordSuccess tells the budget that attempt n (or a Batch item's) succeeded.
+func (c *call) recordSuccess(ctx context.Context, n int) {
+	if c.r.budget != nil {
+		c.recordAttempt(ctx, n, true)
 	}
 }
 

@@ -100,7 +100,7 @@
 //
 // # Usage
 //
-//	r, err := retry.New(llm, retry.DefaultRetryConfig(),
-//		retry.WithBudget(retry.NewTokenBudget(300, 2)))
+//	budget := retry.RecommendedBudget() // one per provider, shared
+//	r, err := retry.New(llm, retry.DefaultRetryConfig(), retry.WithBudget(budget))
 //	out, err := r.Invoke(ctx, prompt, core.WithOperation("llm.chat"))
 package retry

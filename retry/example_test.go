@@ -167,3 +167,32 @@ func ExampleNewTokenBudget() {
 	fmt.Println(outcomes, budget.Tokens())
 	// Output: map[budget_exhausted:63 exhausted:37] 88
 }
+
+func ExampleRecommendedBudget() {
+	// One budget for every RetryRunnable that calls the same provider.
+	budget := retry.RecommendedBudget()
+	cfg := retry.RetryConfig{MaxRetries: 3, InitialBackoff: time.Nanosecond, MaxBackoff: time.Nanosecond}
+	llm := retry.NewRetryRunnable(flaky(1), cfg, retry.WithBudget(budget))
+	out, err := llm.Invoke(context.Background(), "q")
+	fmt.Println(out, err)
+	// Output: ok after 2 calls <nil>
+}
+
+func ExampleNewAdaptiveBudget() {
+	b, err := retry.NewAdaptiveBudget(0.5, 1, time.Second)
+	if err != nil {
+		panic(err)
+	}
+	ctx := context.Background()
+	for range 200 { // 200 first attempts in the last second
+		b.RecordAttempt(ctx, 1, true)
+	}
+	fmt.Printf("%.0f retries/s while retries work\n", b.Rate())
+	for range 20 { // then 20 retries, none of which worked
+		b.RecordAttempt(ctx, 2, false)
+	}
+	fmt.Printf("%.0f retry/s when none works\n", b.Rate())
+	// Output:
+	// 100 retries/s while retries work
+	// 1 retry/s when none works
+}

@@ -27,7 +27,7 @@ func (r *RetryRunnable) Invoke(ctx context.Context, input any, opts ...core.Opti
 		if err = a.result(ctx, err); err == nil {
 			if err = c.check(ctx, in, out); err == nil {
 				c.endAttempt(ctx, &a, nil, decision{})
-				c.recordSuccess(ctx)
+				c.recordSuccess(ctx, n)
 				c.succeed(ctx, n)
 				return out, nil
 			}

@@ -28,6 +28,8 @@ type RetryRunnable struct {
 	name     string           // the inner Runnable's Name(), if any
 	idem     core.Idempotency // the inner Runnable's, if it implements it
 	budget   Budget
+	pacer    Pacer           // budget, when it paces
+	recorder AttemptRecorder // budget, when it records attempts
 	onRetry  []func(ctx context.Context, ev RetryEvent)
 	logger   *slog.Logger
 	random   func() float64
@@ -100,6 +102,8 @@ func configure(cfg RetryConfig, opts []Option) (*RetryRunnable, error) {
 	if r.random == nil {
 		r.random = rand.Float64
 	}
+	r.pacer, _ = r.budget.(Pacer)
+	r.recorder, _ = r.budget.(AttemptRecorder)
 	if len(o.policies) > 0 {
 		r.policies = make(map[string]*RetryConfig, len(o.policies))
 		for op, p := range o.policies {

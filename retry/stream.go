@@ -180,7 +180,7 @@ func (s *streamCall) awaitFirst(ctx context.Context, out chan<- any) bool {
 // commit marks the stream committed: from here on nothing is retried.
 func (s *streamCall) commit(ctx context.Context) {
 	s.chunks = 1
-	s.c.recordSuccess(ctx)
+	s.c.recordSuccess(ctx, s.n)
 }
 
 // pump is the phase after the commit: it forwards every value until the
@@ -262,7 +262,7 @@ func (s *streamCall) first(ctx context.Context) (any, firstResult, error) {
 func (s *streamCall) succeed(ctx context.Context) {
 	s.c.endAttempt(ctx, &s.cur, nil, decision{})
 	if s.chunks == 0 { // an empty stream: not recorded at a commit
-		s.c.recordSuccess(ctx)
+		s.c.recordSuccess(ctx, s.n)
 	}
 	s.c.succeed(ctx, s.n, AttrStreamChunks.Int(s.chunks))
 }

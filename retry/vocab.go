@@ -30,6 +30,7 @@ const (
 	sourceNone       backoffSource = iota // no backoff follows
 	sourceComputed                        // the policy's exponential backoff and jitter
 	sourceRetryAfter                      // the server's RetryAfter hint
+	sourceBudget                          // the budget's pacing wait
 )
 
 // String returns the source's retry.backoff.source value.
@@ -39,6 +40,8 @@ func (s backoffSource) String() string {
 		return "computed"
 	case sourceRetryAfter:
 		return "retry_after"
+	case sourceBudget:
+		return "budget"
 	}
 	return ""
 }

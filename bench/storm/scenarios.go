@@ -54,15 +54,31 @@ const FailsafeBudgetRate = 0.2
 // baseline, steadfast without and with its shared budget, and the peers.
 // Budgets are shared by all the calls of a run, as by the clients of one
 // provider.
-func Contenders() []bench.Retrier {
+func Contenders(p bench.Policy) []bench.Retrier {
 	return []bench.Retrier{
 		bench.NoRetry(),
-		bench.Steadfast("steadfast", Policy, quiet()...),
-		bench.Steadfast("steadfast+budget", Policy, append(quiet(), sfretry.WithBudget(sfretry.NewTokenBudget(Budget.Tokens, Budget.Ratio)))...),
-		bench.Cenkalti(Policy),
-		bench.Avast(Policy),
-		bench.Sethvargo(Policy),
-		bench.Failsafe(Policy, 0),
-		bench.Failsafe(Policy, FailsafeBudgetRate),
+		bench.Steadfast("steadfast", p, quiet()...),
+		bench.Steadfast("steadfast+budget", p, append(quiet(), sfretry.WithBudget(sfretry.NewTokenBudget(Budget.Tokens, Budget.Ratio)))...),
+		bench.Steadfast("steadfast+adaptive", p, append(quiet(), sfretry.WithBudget(Adaptive()))...),
+		bench.Cenkalti(p),
+		bench.Avast(p),
+		bench.Sethvargo(p),
+		bench.Failsafe(p, 0),
+		bench.Failsafe(p, FailsafeBudgetRate),
 	}
+}
+
+// AdaptiveSetting is steadfast+adaptive's NewAdaptiveBudget arguments.
+var AdaptiveSetting = struct {
+	Ratio, MinPerSecond float64
+	MaxWait             time.Duration
+}{0.5, 1, time.Second} // retry.RecommendedBudget's
+
+// Adaptive returns a new AdaptiveBudget of AdaptiveSetting.
+func Adaptive() sfretry.Budget {
+	b, err := sfretry.NewAdaptiveBudget(AdaptiveSetting.Ratio, AdaptiveSetting.MinPerSecond, AdaptiveSetting.MaxWait)
+	if err != nil {
+		panic(err) // a bad flag
+	}
+	return b
 }

@@ -37,6 +37,9 @@ type Scenario struct {
 	// load falls below its capacity.
 	Metastable     bool
 	CollapsedShare float64
+	// Closed, when set, makes the load closed-loop (see ClosedLoop) and
+	// the provider one of concurrent slots; Rate and BurstRate are unused.
+	Closed *ClosedLoop
 }
 
 // rateAt is the arrival rate at t.
@@ -89,6 +92,9 @@ func (r Result) SuccessShare() float64 { return float64(r.Success) / float64(max
 // Run plays sc against a fresh provider with every call made through r.
 // seed fixes the arrivals.
 func Run(ctx context.Context, sc Scenario, r bench.Retrier, seed uint64) Result {
+	if sc.Closed != nil {
+		return runClosed(ctx, sc, r, seed)
+	}
 	rng := rand.New(rand.NewPCG(seed, 0x5eed))
 	var arrivals []time.Duration
 	for t := time.Duration(0); ; {
@@ -132,6 +138,23 @@ func Run(ctx context.Context, sc Scenario, r bench.Retrier, seed uint64) Result 
 	wg.Wait()
 
 	res := Result{Library: r.Name(), Calls: len(arrivals), Success: int(success.Load())}
+	p.summarise(&res)
+	slices.Sort(latencies)
+	res.P50, res.P99 = quantile(latencies, 0.5), quantile(latencies, 0.99)
+	return res
+}
+
+func quantile(sorted []time.Duration, q float64) time.Duration {
+	if len(sorted) == 0 {
+		return 0
+	}
+	return sorted[int(math.Min(float64(len(sorted)-1), q*float64(len(sorted))))]
+}
+
+// summarise fills in res what the provider saw: the attempts over time,
+// during the outage, and whether it recovered.
+func (p *provider) summarise(res *Result) {
+	sc := p.sc
 	p.mu.Lock()
 	res.Series = slices.Clone(p.attempts)
 	recoveredAt := p.recoveredAt
@@ -150,14 +173,4 @@ func Run(ctx context.Context, sc Scenario, r bench.Retrier, seed uint64) Result 
 			res.RecoveredAfter = recoveredAt - sc.OutageEnd
 		}
 	}
-	slices.Sort(latencies)
-	res.P50, res.P99 = quantile(latencies, 0.5), quantile(latencies, 0.99)
-	return res
-}
-
-func quantile(sorted []time.Duration, q float64) time.Duration {
-	if len(sorted) == 0 {
-		return 0
-	}
-	return sorted[int(math.Min(float64(len(sorted)-1), q*float64(len(sorted))))]
 }

@@ -20,6 +20,7 @@ import (
 	"text/tabwriter"
 	"time"
 
+	"github.com/steadfast-go/steadfast/bench"
 	"github.com/steadfast-go/steadfast/bench/storm"
 )
 
@@ -27,10 +28,13 @@ func main() {
 	seed := flag.Uint64("seed", 1, "seed of the arrivals")
 	quick := flag.Bool("quick", false, "scale every scenario down to a quarter, and write nothing")
 	out := flag.String("out", "results", "folder for the tables, series and plots")
-	only := flag.String("scenario", "", "run only this scenario")
+	only := flag.String("scenario", "", "run only these scenarios, comma-separated")
 	libs := flag.String("libs", "", "run only these libraries, comma-separated (no-retry always runs: it is the baseline)")
 	flag.Float64Var(&storm.Budget.Tokens, "budget-tokens", storm.BudgetTokens, "steadfast+budget's maxTokens")
 	flag.Float64Var(&storm.Budget.Ratio, "budget-ratio", storm.BudgetRatio, "steadfast+budget's tokenRatio")
+	flag.Float64Var(&storm.AdaptiveSetting.Ratio, "adaptive-ratio", storm.AdaptiveSetting.Ratio, "steadfast+adaptive's ratio")
+	flag.Float64Var(&storm.AdaptiveSetting.MinPerSecond, "adaptive-min", storm.AdaptiveSetting.MinPerSecond, "steadfast+adaptive's minPerSecond")
+	flag.DurationVar(&storm.AdaptiveSetting.MaxWait, "adaptive-wait", storm.AdaptiveSetting.MaxWait, "steadfast+adaptive's maxWait")
 	flag.Parse()
 
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
@@ -53,8 +57,20 @@ func run(ctx context.Context, w io.Writer, seed uint64, quick bool, out, only, l
 		seed, storm.Policy.Attempts, storm.Policy.Initial, storm.Policy.Max, storm.Policy.Jitter*100, storm.Capacity)
 	fmt.Fprintf(mw, "steadfast+budget: NewTokenBudget(%v, %v); failsafe-go+budget: WithMaxRate(%v)\n",
 		storm.Budget.Tokens, storm.Budget.Ratio, storm.FailsafeBudgetRate)
+	type run struct {
+		sc     storm.Scenario
+		policy bench.Policy
+	}
+	var runs []run
 	for _, sc := range storm.Scenarios {
-		if only != "" && sc.Name != only {
+		runs = append(runs, run{sc, storm.Policy})
+	}
+	for _, sc := range storm.ClosedScenarios {
+		runs = append(runs, run{sc, storm.ClosedPolicy})
+	}
+	for _, rn := range runs {
+		sc := rn.sc
+		if only != "" && !slices.Contains(strings.Split(only, ","), sc.Name) {
 			continue
 		}
 		if quick {
@@ -62,7 +78,7 @@ func run(ctx context.Context, w io.Writer, seed uint64, quick bool, out, only, l
 		}
 		began := time.Now()
 		var results []storm.Result
-		for i, r := range storm.Contenders() {
+		for i, r := range storm.Contenders(rn.policy) {
 			if i > 0 && libs != "" && !slices.Contains(strings.Split(libs, ","), r.Name()) {
 				continue
 			}
@@ -71,7 +87,13 @@ func run(ctx context.Context, w io.Writer, seed uint64, quick bool, out, only, l
 				return ctx.Err()
 			}
 		}
-		fmt.Fprintf(mw, "\n## %s (%v, %.0f calls/s", sc.Name, sc.Duration, sc.MeanRate())
+		if sc.Closed != nil {
+			cl := sc.Closed
+			fmt.Fprintf(mw, "\n## %s (%v, closed loop: %d clients thinking %v on average, %d slots of %v; policy %d attempts, %v doubling to %v, jitter %.0f%%",
+				sc.Name, sc.Duration, cl.Clients, cl.Think, cl.Slots, cl.Service, rn.policy.Attempts, rn.policy.Initial, rn.policy.Max, 100*rn.policy.Jitter)
+		} else {
+			fmt.Fprintf(mw, "\n## %s (%v, %.0f calls/s", sc.Name, sc.Duration, sc.MeanRate())
+		}
 		if sc.BurstRate > 0 {
 			fmt.Fprintf(mw, " on average: %.0f/s and %.0f/s by turns every %v", sc.BurstRate, sc.Rate, sc.BurstPeriod/2)
 		}

@@ -17,6 +17,7 @@ var palette = []color.Color{
 	color.RGBA{0, 0, 0, 255},       // no-retry
 	color.RGBA{214, 39, 40, 255},   // steadfast
 	color.RGBA{31, 119, 180, 255},  // steadfast+budget
+	color.RGBA{23, 190, 207, 255},  // steadfast+adaptive
 	color.RGBA{255, 127, 14, 255},  // cenkalti
 	color.RGBA{44, 160, 44, 255},   // avast
 	color.RGBA{148, 103, 189, 255}, // sethvargo
@@ -29,7 +30,7 @@ var palette = []color.Color{
 func plotSeries(path string, sc storm.Scenario, results []storm.Result) error {
 	p := plot.New()
 	p.Title.Text = fmt.Sprintf("%s: attempts per %v (provider capacity %d per %v)",
-		sc.Name, storm.Interval, int(storm.Capacity*storm.Interval.Seconds()), storm.Interval)
+		sc.Name, storm.Interval, int(sc.Capacity*storm.Interval.Seconds()), storm.Interval)
 	p.X.Label.Text = "time (s)"
 	p.Y.Label.Text = "attempts"
 	p.Legend.Top = true
@@ -52,7 +53,7 @@ func plotSeries(path string, sc storm.Scenario, results []storm.Result) error {
 	shade.LineStyle.Width = 0
 	p.Add(shade)
 
-	capacity := storm.Capacity * storm.Interval.Seconds()
+	capacity := sc.Capacity * storm.Interval.Seconds()
 	capLine, err := plotter.NewLine(plotter.XYs{{X: 0, Y: capacity}, {X: sc.Duration.Seconds(), Y: capacity}})
 	if err != nil {
 		return err

@@ -1,0 +1,152 @@
+package storm
+
+import (
+	"context"
+	"math/rand/v2"
+	"slices"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/steadfast-go/steadfast/bench"
+)
+
+// ClosedLoop makes a scenario's load closed: a fixed set of clients, each
+// calling, waiting for its answer, thinking, and calling again, against a
+// provider of Slots concurrent requests that each take Service. A request
+// that finds every slot busy fails at once (a 503). The offered load then
+// depends on how fast answers come back: a client waiting on retries makes
+// no new call.
+type ClosedLoop struct {
+	Clients int
+	Think   time.Duration // the mean of an exponential think time
+	Slots   int
+	Service time.Duration
+}
+
+// ClosedCapacity is the closed-loop provider's capacity: requests a second.
+const ClosedCapacity = 1000
+
+// closedShape is the load of every closed-loop scenario: 200 clients
+// thinking 250ms on average, against 20 slots of 20ms (1000 requests a
+// second, about 740 offered).
+var closedShape = &ClosedLoop{Clients: 200, Think: 250 * time.Millisecond, Slots: 20, Service: 20 * time.Millisecond}
+
+// ClosedScenarios are the three storms under closed-loop load.
+var ClosedScenarios = []Scenario{
+	// (a) Overload without outage: the clients' random arrivals find every
+	// slot busy now and then.
+	{Name: "closed-overload", Duration: 3 * time.Second, Capacity: ClosedCapacity, Closed: closedShape},
+	// (b) A total outage of 1s.
+	{Name: "closed-outage", Duration: 4 * time.Second, Capacity: ClosedCapacity, Closed: closedShape,
+		OutageStart: time.Second, OutageEnd: 2 * time.Second},
+	// (c) A metastable provider: a 300ms outage triggers a collapse to 30%
+	// of its slots, until the offered load falls below its capacity.
+	{Name: "closed-collapse", Duration: 4 * time.Second, Capacity: ClosedCapacity, Closed: closedShape,
+		OutageStart: time.Second, OutageEnd: 1300 * time.Millisecond, Metastable: true, CollapsedShare: 0.3},
+}
+
+// ClosedPolicy is every library's under closed-loop load: 5 attempts, 10ms
+// doubling to 1s, 50% jitter.
+var ClosedPolicy = bench.Policy{Attempts: 5, Initial: 10 * time.Millisecond, Factor: 2, Max: time.Second, Jitter: 0.5}
+
+// slotProvider is the closed-loop provider: Slots requests at a time,
+// each taking Service; during the outage every request fails; when
+// metastable it stays collapsed to CollapsedShare of its slots after the
+// outage, until the offered load falls below its capacity.
+type slotProvider struct {
+	*provider // the clock, the counts and the collapse state
+	inUse     atomic.Int32
+}
+
+func (p *slotProvider) request(ctx context.Context) error {
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	sc := p.sc
+	now := time.Now()
+	at := now.Sub(p.start)
+	p.mu.Lock()
+	p.count(now, at)
+	outage := at >= sc.OutageStart && at < sc.OutageEnd
+	if outage && sc.Metastable {
+		p.isDown = true
+	}
+	if p.isDown && !outage && p.offeredPerSecond() < sc.Capacity {
+		p.isDown, p.recoveredAt = false, at
+	}
+	down := p.isDown
+	p.mu.Unlock()
+
+	slots := int32(sc.Closed.Slots)
+	if down {
+		slots = int32(float64(slots) * sc.CollapsedShare)
+	}
+	if outage || p.inUse.Add(1) > slots {
+		if !outage {
+			p.inUse.Add(-1)
+		}
+		return ErrOverloaded
+	}
+	defer p.inUse.Add(-1)
+	t := time.NewTimer(sc.Closed.Service)
+	defer t.Stop()
+	select {
+	case <-t.C:
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+}
+
+// runClosed plays a closed-loop scenario: each client calls until the
+// scenario's duration has passed.
+func runClosed(ctx context.Context, sc Scenario, r bench.Retrier, seed uint64) Result {
+	start := time.Now()
+	p := &slotProvider{provider: newProvider(sc, start)}
+	var (
+		mu        sync.Mutex
+		latencies []time.Duration
+		calls     atomic.Int64
+		success   atomic.Int64
+		wg        sync.WaitGroup
+	)
+	for c := range sc.Closed.Clients {
+		rng := rand.New(rand.NewPCG(seed, uint64(c)))
+		wg.Go(func() {
+			var mine []time.Duration
+			for ctx.Err() == nil {
+				think := time.Duration(rng.ExpFloat64() * float64(sc.Closed.Think))
+				if time.Since(start)+think >= sc.Duration || sleep(ctx, think) != nil {
+					break
+				}
+				began := time.Now()
+				if r.Do(ctx, p.request) == nil {
+					success.Add(1)
+				}
+				calls.Add(1)
+				mine = append(mine, time.Since(began))
+			}
+			mu.Lock()
+			latencies = append(latencies, mine...)
+			mu.Unlock()
+		})
+	}
+	wg.Wait()
+	res := Result{Library: r.Name(), Calls: int(calls.Load()), Success: int(success.Load())}
+	p.summarise(&res)
+	slices.Sort(latencies)
+	res.P50, res.P99 = quantile(latencies, 0.5), quantile(latencies, 0.99)
+	return res
+}
+
+func sleep(ctx context.Context, d time.Duration) error {
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-t.C:
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+}

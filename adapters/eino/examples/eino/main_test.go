@@ -1,0 +1,31 @@
+package main
+
+import (
+	"bytes"
+	"strings"
+	"testing"
+	"testing/synctest"
+
+	"go.uber.org/goleak"
+)
+
+func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
+
+func TestRun(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) { // the backoffs take no real time
+		var out bytes.Buffer
+		if err := run(&out); err != nil {
+			t.Fatal(err)
+		}
+		for _, want := range []string{
+			"model-a: attempt 1 failed (provider answered 503), retrying in 50ms",
+			"model-a: attempt 2 failed (provider answered 503), retrying in 100ms",
+			`answer: "Hello from model-b" (usage 7 tokens)`,
+			"result: ticket #1001; tickets created: 1, tool runs: 2",
+		} {
+			if !strings.Contains(out.String(), want) {
+				t.Errorf("output lacks %q:\n%s", want, out.String())
+			}
+		}
+	})
+}

@@ -14,7 +14,7 @@ import (
 // returned *core.BatchError.
 func (r *Runnable) Batch(ctx context.Context, inputs []any, opts ...core.Option) ([]any, error) {
 	ctx, c := r.tel.begin(ctx, methodBatch)
-	defer c.endIfUnwinding()
+	defer c.EndIfUnwinding()
 	b := batchCall{r: r, outs: make([]any, len(inputs)), fails: make([][]error, len(inputs))}
 	pending := make([]int, len(inputs))
 	for i := range pending {

@@ -152,7 +152,7 @@ func (r *Runnable) newError(errs []error) *Error {
 // of one says not to move on.
 func (r *Runnable) Invoke(ctx context.Context, input any, opts ...core.Option) (any, error) {
 	ctx, c := r.tel.begin(ctx, methodInvoke)
-	defer c.endIfUnwinding()
+	defer c.EndIfUnwinding()
 	var errs []error
 	for i, cand := range r.candidates {
 		out, err := cand.Invoke(ctx, r.inputFor(i, input), opts...)

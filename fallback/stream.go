@@ -49,12 +49,12 @@ type streamCall struct {
 // start opens a stream on the caller's goroutine, then hands the call to
 // the forwarding goroutine.
 func (s *streamCall) start(ctx context.Context) error {
-	defer s.c.endIfUnwinding()
+	defer s.c.EndIfUnwinding()
 	if e := s.open(ctx); e != nil {
 		s.c.fail(e)
 		return e
 	}
-	s.c.settled = true // the forwarding goroutine owns the call from here
+	s.c.Settled = true // the forwarding goroutine owns the call from here
 	return nil
 }
 
@@ -92,7 +92,7 @@ func (s *streamCall) failed(ctx context.Context, err error) *Error {
 // forward runs on the stream's goroutine: it awaits the first chunk,
 // moving on to the next candidate on failures, then pumps the rest.
 func (s *streamCall) forward(ctx context.Context, out chan<- any) {
-	s.c.settled = false // this goroutine owns the call now
+	s.c.Settled = false // this goroutine owns the call now
 	defer close(out)
 	defer func() { s.cancel(nil) }()
 	defer s.recoverPanic(ctx, out)
@@ -178,7 +178,7 @@ func (s *streamCall) end(ctx context.Context) {
 // last value.
 func (s *streamCall) recoverPanic(ctx context.Context, out chan<- any) {
 	v := recover()
-	if s.c.settled {
+	if s.c.Settled {
 		return
 	}
 	pe := core.NewPanicError(v)

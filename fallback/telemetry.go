@@ -7,12 +7,11 @@ import (
 	"strconv"
 
 	"go.opentelemetry.io/otel/attribute"
-	"go.opentelemetry.io/otel/codes"
 	"go.opentelemetry.io/otel/metric"
 	semconv "go.opentelemetry.io/otel/semconv/v1.40.0"
 	"go.opentelemetry.io/otel/trace"
 
-	"github.com/steadfast-go/steadfast/core"
+	"github.com/steadfast-go/steadfast/internal/callspan"
 	"github.com/steadfast-go/steadfast/internal/version"
 )
 
@@ -63,59 +62,36 @@ func newTelemetry(tp trace.TracerProvider, mp metric.MeterProvider) (telemetry, 
 
 // call is one call's span and switches.
 type call struct {
+	callspan.Span
 	t        *telemetry
-	span     trace.Span
 	method   method
 	switches int
-	settled  bool
 }
 
 // begin starts a call's span and returns the call and the span's context.
 func (t *telemetry) begin(ctx context.Context, m method) (context.Context, *call) {
 	ctx, span := t.tracer.Start(ctx, "fallback."+m.String())
-	return ctx, &call{t: t, span: span, method: m}
+	return ctx, &call{Span: callspan.Span{Span: span}, t: t, method: m}
 }
 
 // switched records a move away from candidate i.
 func (c *call) switched(ctx context.Context, i int, names []string, err error) {
 	c.switches++
 	c.t.switches.Add(ctx, 1, metric.WithAttributes(AttrMethod.String(c.method.String()), AttrFrom.Int(i)))
-	if c.span.IsRecording() {
-		c.span.AddEvent("fallback.switch", trace.WithAttributes(
+	if c.IsRecording() {
+		c.AddEvent("fallback.switch", trace.WithAttributes(
 			AttrFrom.Int(i), AttrCandidateName.String(names[i]), semconv.ErrorTypeKey.String(errorType(err))))
 	}
 }
 
 // succeed ends a call that candidate i answered.
 func (c *call) succeed(i int, name string) {
-	c.settled = true
-	if c.span.IsRecording() {
-		c.span.SetAttributes(AttrCandidate.Int(i), AttrCandidateName.String(name), AttrSwitches.Int(c.switches))
-	}
-	c.span.End()
+	c.Succeed(AttrCandidate.Int(i), AttrCandidateName.String(name), AttrSwitches.Int(c.switches))
 }
 
 // fail ends a call that no candidate served.
 func (c *call) fail(err error) {
-	c.settled = true
-	if c.span.IsRecording() {
-		c.span.SetAttributes(AttrSwitches.Int(c.switches), semconv.ErrorTypeKey.String(errorType(err)))
-		c.span.SetStatus(codes.Error, err.Error())
-	}
-	c.span.End()
-}
-
-// endIfUnwinding, deferred on the caller's goroutine, ends the span of a
-// call that a panic cut short; the panic goes on unchanged.
-func (c *call) endIfUnwinding() {
-	if c.settled {
-		return
-	}
-	v := recover()
-	c.fail(&core.PanicError{Value: v})
-	if v != nil {
-		panic(v)
-	}
+	c.Fail(err, AttrSwitches.Int(c.switches), semconv.ErrorTypeKey.String(errorType(err)))
 }
 
 // errorType is a bounded error.type: the last failure's own ErrorType(),

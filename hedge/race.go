@@ -26,7 +26,7 @@ type answer struct {
 func (r *Runnable) race(ctx context.Context, m method, w *window, do func(context.Context, core.Runnable) answer) (answer, error) {
 	start := time.Now()
 	ctx, c := r.tel.begin(ctx, m)
-	defer c.endIfUnwinding()
+	defer c.EndIfUnwinding()
 	rc := raceCall{r: r, c: c, do: do, results: make(chan answer, r.cfg.MaxHedges+1), winner: -1}
 	defer rc.cancelLosers()
 	rc.launch(ctx)
@@ -51,7 +51,7 @@ func (r *Runnable) race(ctx context.Context, m method, w *window, do func(contex
 					}
 					w.record(lat)
 				}
-				c.succeed(a.k, len(rc.cancels))
+				c.Succeed(AttrIndex.Int(a.k), AttrAttempts.Int(len(rc.cancels)))
 				return a, nil
 			case a.err == nil: // a success that lost: the winner's is on its way
 				continue
@@ -61,7 +61,7 @@ func (r *Runnable) race(ctx context.Context, m method, w *window, do func(contex
 				rc.launch(ctx)
 				timer.Reset(r.delay(w))
 			} else if failed == len(rc.cancels) {
-				c.fail(last, len(rc.cancels))
+				c.Fail(last, AttrAttempts.Int(len(rc.cancels)))
 				return answer{}, last
 			}
 		case <-timer.C:
@@ -70,7 +70,7 @@ func (r *Runnable) race(ctx context.Context, m method, w *window, do func(contex
 				timer.Reset(r.delay(w))
 			}
 		case <-ctx.Done():
-			c.fail(ctx.Err(), len(rc.cancels))
+			c.Fail(ctx.Err(), AttrAttempts.Int(len(rc.cancels)))
 			return answer{}, ctx.Err()
 		}
 	}

@@ -9,7 +9,7 @@ import (
 	"go.opentelemetry.io/otel/metric"
 	"go.opentelemetry.io/otel/trace"
 
-	"github.com/steadfast-go/steadfast/core"
+	"github.com/steadfast-go/steadfast/internal/callspan"
 	"github.com/steadfast-go/steadfast/internal/version"
 )
 
@@ -58,15 +58,14 @@ func newTelemetry(tp trace.TracerProvider, mp metric.MeterProvider) (telemetry, 
 
 // call is one hedged call's span.
 type call struct {
-	t       *telemetry
-	span    trace.Span
-	method  method
-	settled bool
+	callspan.Span
+	t      *telemetry
+	method method
 }
 
 func (t *telemetry) begin(ctx context.Context, m method) (context.Context, *call) {
 	ctx, span := t.tracer.Start(ctx, "hedge."+m.String())
-	return ctx, &call{t: t, span: span, method: m}
+	return ctx, &call{Span: callspan.Span{Span: span}, t: t, method: m}
 }
 
 // attemptSpan starts attempt k's span.
@@ -88,31 +87,5 @@ func (c *call) endAttempt(ctx context.Context, span trace.Span, a answer) {
 
 // refused records a hedge the budget refused.
 func (c *call) refused() {
-	c.span.AddEvent("hedge.refused")
-}
-
-func (c *call) succeed(k, attempts int) {
-	c.settled = true
-	c.span.SetAttributes(AttrIndex.Int(k), AttrAttempts.Int(attempts))
-	c.span.End()
-}
-
-func (c *call) fail(err error, attempts int) {
-	c.settled = true
-	c.span.SetAttributes(AttrAttempts.Int(attempts))
-	c.span.SetStatus(codes.Error, err.Error())
-	c.span.End()
-}
-
-// endIfUnwinding, deferred, ends the span of a race that a panic (of the
-// budget) cut short; the panic goes on unchanged.
-func (c *call) endIfUnwinding() {
-	if c.settled {
-		return
-	}
-	v := recover()
-	c.fail(&core.PanicError{Value: v}, 0)
-	if v != nil {
-		panic(v)
-	}
+	c.AddEvent("hedge.refused")
 }

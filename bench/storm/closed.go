@@ -89,14 +89,7 @@ func (p *slotProvider) request(ctx context.Context) error {
 		return ErrOverloaded
 	}
 	defer p.inUse.Add(-1)
-	t := time.NewTimer(sc.Closed.Service)
-	defer t.Stop()
-	select {
-	case <-t.C:
-		return nil
-	case <-ctx.Done():
-		return ctx.Err()
-	}
+	return bench.Sleep(ctx, sc.Closed.Service)
 }
 
 // runClosed plays a closed-loop scenario: each client calls until the
@@ -117,7 +110,7 @@ func runClosed(ctx context.Context, sc Scenario, r bench.Retrier, seed uint64) R
 			var mine []time.Duration
 			for ctx.Err() == nil {
 				think := time.Duration(rng.ExpFloat64() * float64(sc.Closed.Think))
-				if time.Since(start)+think >= sc.Duration || sleep(ctx, think) != nil {
+				if time.Since(start)+think >= sc.Duration || bench.Sleep(ctx, think) != nil {
 					break
 				}
 				began := time.Now()
@@ -138,15 +131,4 @@ func runClosed(ctx context.Context, sc Scenario, r bench.Retrier, seed uint64) R
 	slices.Sort(latencies)
 	res.P50, res.P99 = quantile(latencies, 0.5), quantile(latencies, 0.99)
 	return res
-}
-
-func sleep(ctx context.Context, d time.Duration) error {
-	t := time.NewTimer(d)
-	defer t.Stop()
-	select {
-	case <-t.C:
-		return nil
-	case <-ctx.Done():
-		return ctx.Err()
-	}
 }

@@ -18,6 +18,7 @@ import (
 	"github.com/failsafe-go/failsafe-go"
 	"github.com/failsafe-go/failsafe-go/hedgepolicy"
 
+	"github.com/steadfast-go/steadfast/bench"
 	"github.com/steadfast-go/steadfast/core"
 	"github.com/steadfast-go/steadfast/hedge"
 )
@@ -72,20 +73,9 @@ func (p *provider) latency() time.Duration {
 	return d
 }
 
-func wait(ctx context.Context, d time.Duration) error {
-	t := time.NewTimer(d)
-	defer t.Stop()
-	select {
-	case <-t.C:
-		return nil
-	case <-ctx.Done():
-		return ctx.Err()
-	}
-}
-
 // Invoke answers after the first-token latency.
 func (p *provider) Invoke(ctx context.Context, _ any, _ ...core.Option) (any, error) {
-	if err := wait(ctx, p.latency()); err != nil {
+	if err := bench.Sleep(ctx, p.latency()); err != nil {
 		return nil, err
 	}
 	return "answer", nil
@@ -103,7 +93,7 @@ func (p *provider) Stream(ctx context.Context, _ any, _ ...core.Option) (<-chan 
 	go func() {
 		defer close(ch)
 		for i := range 3 {
-			if wait(ctx, d) != nil || !core.Send(ctx, ch, i) {
+			if bench.Sleep(ctx, d) != nil || !core.Send(ctx, ch, i) {
 				return
 			}
 			d = time.Millisecond // between the later chunks

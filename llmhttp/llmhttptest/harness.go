@@ -82,6 +82,22 @@ func (h *Harness) CallSpan(t *testing.T) map[string]string {
 	return nil
 }
 
+// AttemptSpans returns the attributes of the ended attempt spans, in end
+// order, as their emitted strings.
+func (h *Harness) AttemptSpans() []map[string]string {
+	var out []map[string]string
+	for _, s := range h.Spans.Ended() {
+		if s.Name() == "retry.attempt" {
+			m := map[string]string{}
+			for _, kv := range s.Attributes() {
+				m[string(kv.Key)] = kv.Value.String()
+			}
+			out = append(out, m)
+		}
+	}
+	return out
+}
+
 // Drain reads a stream to its end and returns the text of its chunks, as
 // the provider's text function reads them, joined, and its last value.
 func Drain(ch <-chan any, text func(any) string) (joined string, last any) {

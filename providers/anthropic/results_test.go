@@ -21,20 +21,6 @@ func messageWith(content, stopReason string) llmhttptest.Reply {
 
 const toolUse = `[{"type":"tool_use","id":"tu_1","name":"search","input":{"q":"go"}}]`
 
-func attemptAttrs(h *llmhttptest.Harness) []map[string]string {
-	var out []map[string]string
-	for _, s := range h.Spans.Ended() {
-		if s.Name() == "retry.attempt" {
-			m := map[string]string{}
-			for _, kv := range s.Attributes() {
-				m[string(kv.Key)] = kv.Value.String()
-			}
-			out = append(out, m)
-		}
-	}
-	return out
-}
-
 func TestInvokeReturnsTheFullMessage(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		h := newHarness(t, messageWith(toolUse, "tool_use"))
@@ -47,7 +33,7 @@ func TestInvokeReturnsTheFullMessage(t *testing.T) {
 			len(msg.Content) != 1 || msg.Content[0].Name != "search" {
 			t.Errorf("message = %+v, want usage 21/8, stop tool_use, the search tool use", msg)
 		}
-		a := attemptAttrs(h)[0]
+		a := h.AttemptSpans()[0]
 		for k, v := range map[string]string{"gen_ai.response.id": "msg_9", "gen_ai.response.model": "claude-x-2025",
 			"gen_ai.response.finish_reasons": `["tool_use"]`, "gen_ai.usage.input_tokens": "21", "gen_ai.usage.output_tokens": "8"} {
 			if a[k] != v {
@@ -96,7 +82,7 @@ func TestStreamCommitsAtTheFirstRealEvent(t *testing.T) {
 		if h.Server.Requests() != 2 {
 			t.Errorf("HTTP requests = %d, want 2", h.Server.Requests())
 		}
-		as := attemptAttrs(h)
+		as := h.AttemptSpans()
 		if a := as[len(as)-1]; a["gen_ai.usage.output_tokens"] != "2" || a["gen_ai.usage.input_tokens"] != "3" || a["gen_ai.response.finish_reasons"] != `["end_turn"]` {
 			t.Errorf("committed attempt span = %v, want usage 3/2 and end_turn", a)
 		}

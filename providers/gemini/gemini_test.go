@@ -105,15 +105,8 @@ func TestRateLimitRetriedAfterRetryInfo(t *testing.T) {
 				t.Errorf("call span %s = %q, want %q", k, call[k], v)
 			}
 		}
-		var last map[string]string
-		for _, s := range h.Spans.Ended() {
-			if s.Name() == "retry.attempt" {
-				last = map[string]string{}
-				for _, kv := range s.Attributes() {
-					last[string(kv.Key)] = kv.Value.String()
-				}
-			}
-		}
+		attempts := h.AttemptSpans()
+		last := attempts[len(attempts)-1]
 		for k, v := range map[string]string{"gen_ai.response.id": "resp-1", "gen_ai.response.model": "gemini-2.5-flash-001",
 			"gen_ai.response.finish_reasons": `["STOP"]`, "gen_ai.usage.input_tokens": "7", "gen_ai.usage.output_tokens": "3"} {
 			if last[k] != v {
@@ -149,11 +142,9 @@ func TestUnavailableRetried(t *testing.T) {
 			t.Errorf("Invoke() = %v, %v, want ok after one retry", out, err)
 		}
 		var types []string
-		for _, s := range h.Spans.Ended() {
-			for _, kv := range s.Attributes() {
-				if s.Name() == "retry.attempt" && kv.Key == "error.type" {
-					types = append(types, kv.Value.AsString())
-				}
+		for _, a := range h.AttemptSpans() {
+			if t, ok := a["error.type"]; ok {
+				types = append(types, t)
 			}
 		}
 		if len(types) != 1 || types[0] != "UNAVAILABLE" {

@@ -28,22 +28,6 @@ func completionWith(text, finish string, tool bool) llmhttptest.Reply {
 		"usage":{"prompt_tokens":12,"completion_tokens":34,"total_tokens":46}}`, text, calls, finish))
 }
 
-// spanAttrs returns the attributes of the ended spans named name, in end
-// order.
-func spanAttrs(h *llmhttptest.Harness, name string) []map[string]string {
-	var out []map[string]string
-	for _, s := range h.Spans.Ended() {
-		if s.Name() == name {
-			m := map[string]string{}
-			for _, kv := range s.Attributes() {
-				m[string(kv.Key)] = kv.Value.String()
-			}
-			out = append(out, m)
-		}
-	}
-	return out
-}
-
 func TestInvokeReturnsTheFullResponse(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		h := newHarness(t, completionWith("", "tool_calls", true))
@@ -57,7 +41,7 @@ func TestInvokeReturnsTheFullResponse(t *testing.T) {
 			len(c.Message.ToolCalls) != 1 || c.Message.ToolCalls[0].Function.Name != "search" || res.ID != "c9" {
 			t.Errorf("response = %+v, want usage 12/34, finish tool_calls, one search tool call, id c9", res)
 		}
-		attempt := spanAttrs(h, "retry.attempt")[0]
+		attempt := h.AttemptSpans()[0]
 		for k, v := range map[string]string{"gen_ai.response.id": "c9", "gen_ai.response.model": "gpt-4o-mini-2024",
 			"gen_ai.response.finish_reasons": `["tool_calls"]`, "gen_ai.usage.input_tokens": "12", "gen_ai.usage.output_tokens": "34"} {
 			if attempt[k] != v {
@@ -108,7 +92,7 @@ func TestStreamCommitsAtTheFirstRealChunk(t *testing.T) {
 		if h.Server.Requests() != 2 {
 			t.Errorf("HTTP requests = %d, want 2", h.Server.Requests())
 		}
-		attempts := spanAttrs(h, "retry.attempt")
+		attempts := h.AttemptSpans()
 		if a := attempts[len(attempts)-1]; a["gen_ai.usage.output_tokens"] != "2" || a["gen_ai.response.finish_reasons"] != `["stop"]` {
 			t.Errorf("committed attempt span = %v, want usage and finish reason", a)
 		}

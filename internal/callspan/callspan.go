@@ -1,0 +1,52 @@
+// Package callspan is the span of one call of a decorator (fallback,
+// hedge): ended exactly once, on success, on failure, or when a panic
+// unwinds the call.
+package callspan
+
+import (
+	"go.opentelemetry.io/otel/attribute"
+	"go.opentelemetry.io/otel/codes"
+	"go.opentelemetry.io/otel/trace"
+
+	"github.com/steadfast-go/steadfast/core"
+)
+
+// Span is a call's span. Settled is set once it has ended, or once
+// another goroutine owns the call.
+type Span struct {
+	trace.Span
+	Settled bool
+}
+
+// Succeed ends the span with kv.
+func (s *Span) Succeed(kv ...attribute.KeyValue) {
+	s.Settled = true
+	if s.IsRecording() {
+		s.SetAttributes(kv...)
+	}
+	s.End()
+}
+
+// Fail ends the span with status Error and kv.
+func (s *Span) Fail(err error, kv ...attribute.KeyValue) {
+	s.Settled = true
+	if s.IsRecording() {
+		s.SetAttributes(kv...)
+		s.SetStatus(codes.Error, err.Error())
+	}
+	s.End()
+}
+
+// EndIfUnwinding, deferred by a call on the caller's goroutine, fails the
+// span of a call that a panic (or runtime.Goexit) cut short; the panic goes
+// on with its value unchanged.
+func (s *Span) EndIfUnwinding() {
+	if s.Settled {
+		return
+	}
+	v := recover()
+	s.Fail(&core.PanicError{Value: v})
+	if v != nil {
+		panic(v)
+	}
+}

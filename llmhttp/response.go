@@ -69,6 +69,7 @@ type AnswerError struct {
 	FinishReason string // as the provider reported it, "" if none
 }
 
+// Error names what is wrong with the answer, and its finish reason.
 func (e *AnswerError) Error() string {
 	if e.FinishReason == "" {
 		return "llm answer: " + e.Kind

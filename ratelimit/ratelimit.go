@@ -59,6 +59,7 @@ type LimitedError struct {
 	Deadline bool
 }
 
+// Error says how long the tokens would take.
 func (e *LimitedError) Error() string {
 	if e.Deadline {
 		return fmt.Sprintf("ratelimit: a token takes %v, past the context's deadline", e.Wait)
@@ -89,6 +90,7 @@ type BurstError struct {
 	Cost, Burst int
 }
 
+// Error names the cost and the burst.
 func (e *BurstError) Error() string {
 	return fmt.Sprintf("ratelimit: a call costing %d tokens can never pass a bucket whose burst is %d", e.Cost, e.Burst)
 }

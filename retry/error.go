@@ -102,7 +102,10 @@ type OutputError struct {
 	Err error
 }
 
+// Error returns "retry: output rejected: " and the check's error.
 func (e *OutputError) Error() string { return "retry: output rejected: " + e.Err.Error() }
+
+// Unwrap returns the check's error.
 func (e *OutputError) Unwrap() error { return e.Err }
 
 // ErrorType names the failure for telemetry.

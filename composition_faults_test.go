@@ -196,3 +196,47 @@ func TestStreamingOutageOpensTheCircuitUnderRetry(t *testing.T) {
 		})
 	}
 }
+
+// panicking panics on its second call, after a 503 on its first.
+type panicking struct{ calls atomic.Int32 }
+
+func (p *panicking) Invoke(context.Context, any, ...core.Option) (any, error) {
+	if p.calls.Add(1) == 2 {
+		panic("provider bug")
+	}
+	return nil, &providerError{code: 503}
+}
+func (p *panicking) Batch(ctx context.Context, in []any, opts ...core.Option) ([]any, error) {
+	return core.RunnableFunc(p.Invoke).Batch(ctx, in, opts...)
+}
+func (p *panicking) Stream(ctx context.Context, in any, opts ...core.Option) (<-chan any, error) {
+	return core.RunnableFunc(p.Invoke).Stream(ctx, in, opts...)
+}
+
+// A panic inside the recommended chain, on the caller's goroutine, reaches
+// the caller unchanged through the limiter, the breaker and retry; the
+// breaker counts it as a failure and its probe slot is not kept; the next
+// call works.
+func TestPanicThroughTheRecommendedChain(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		inner := &panicking{}
+		cfg := retry.RetryConfig{MaxRetries: 3, InitialBackoff: time.Second, MaxBackoff: time.Second}
+		r, cb, _ := recommended(t, inner, cfg, gobreaker.Settings{Name: "llm"}, rate.NewLimiter(rate.Inf, 1))
+		func() {
+			defer func() {
+				if v := recover(); v != "provider bug" {
+					t.Errorf("recovered %v, want the provider's panic unchanged", v)
+				}
+			}()
+			_, _ = r.Invoke(t.Context(), "q")
+		}()
+		if c := cb.Counts(); c.TotalFailures != 2 {
+			t.Errorf("breaker failures = %d, want 2: the 503 and the panic", c.TotalFailures)
+		}
+		_, err := r.Invoke(t.Context(), "q")
+		re, ok := errors.AsType[*retry.Error](err)
+		if !ok || re.Outcome != retry.OutcomeExhausted || re.Attempts != 4 || inner.calls.Load() != 6 {
+			t.Errorf("next Invoke() error = %v after %d provider calls, want exhausted after 4 more attempts (6 calls)", err, inner.calls.Load())
+		}
+	})
+}

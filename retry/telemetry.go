@@ -74,7 +74,7 @@ func newTelemetry(o *options) (*telemetry, error) {
 	switch tp.(type) {
 	case tnoop.TracerProvider, *tnoop.TracerProvider:
 	default:
-		t.tracer = tp.Tracer(ScopeName, trace.WithInstrumentationVersion(Version))
+		t.tracer = version.Tracer(ScopeName, tp)
 	}
 	mp := o.meterProvider
 	if mp == nil {
@@ -84,7 +84,7 @@ func newTelemetry(o *options) (*telemetry, error) {
 	case mnoop.MeterProvider, *mnoop.MeterProvider:
 		return t, nil
 	}
-	m := mp.Meter(ScopeName, metric.WithInstrumentationVersion(Version))
+	m := version.Meter(ScopeName, mp)
 	var err error
 	if t.attempts, err = m.Int64Counter("retry.attempts",
 		metric.WithDescription("Attempts made, including first attempts."),

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"math"
 	"time"
 
 	"golang.org/x/time/rate"
@@ -40,6 +41,52 @@ func ExampleMiddleware() {
 	r := core.Chain(llm,
 		retry.Middleware(retry.DefaultRetryConfig()),
 		ratelimit.Middleware(rate.NewLimiter(50, 5)))
+	out, _ := r.Invoke(context.Background(), "q")
+	fmt.Println(out)
+	// Output: ok
+}
+
+// A tokens-per-minute bucket: each call is estimated at its prompt plus the
+// most its answer may take, and settled on the usage the answer reports.
+func ExampleWithCost() {
+	type answer struct {
+		text   string
+		tokens int
+	}
+	llm := core.RunnableFunc(func(_ context.Context, in any, _ ...core.Option) (any, error) {
+		return answer{text: "ok", tokens: 120}, nil // the provider's usage
+	})
+	tpm := rate.NewLimiter(rate.Limit(200_000.0/60), 200_000) // 200,000 tokens a minute
+	r, _ := ratelimit.New(llm, tpm,
+		ratelimit.WithCost(func(in any) int { return len(in.(string))/4 + 1024 }), // prompt + max_tokens
+		ratelimit.WithUsage(func(out any) int { return out.(answer).tokens }))
+	_, _ = r.Invoke(context.Background(), "Summarise this article.")
+	// 1,029 tokens were taken, 909 given back: 120 spent (and the bucket
+	// refills as it goes).
+	fmt.Printf("about %.0f tokens left\n", math.Round(tpm.Tokens()/100)*100)
+	// Output: about 199900 tokens left
+}
+
+// Waiting for tokens leaves the rest of the deadline for the answer.
+func ExampleWithMaxWait() {
+	llm := core.RunnableFunc(func(context.Context, any, ...core.Option) (any, error) { return "ok", nil })
+	r, _ := ratelimit.New(llm, rate.NewLimiter(rate.Every(time.Minute), 1), ratelimit.WithMaxWait(time.Second))
+	_, _ = r.Invoke(context.Background(), "q") // takes the only token
+	_, err := r.Invoke(context.Background(), "q")
+	var le *ratelimit.LimitedError
+	fmt.Println(errors.As(err, &le), le.Wait > time.Second)
+	// Output: true true
+}
+
+// A Backend of your own, or the fleet module's Redis one, in place of the
+// in-process bucket.
+func ExampleNewWithBackend() {
+	llm := core.RunnableFunc(func(context.Context, any, ...core.Option) (any, error) { return "ok", nil })
+	var bucket ratelimit.Backend = ratelimit.Local(rate.NewLimiter(50, 5)) // or fleet.NewLimiter(...)
+	r, err := ratelimit.NewWithBackend(llm, bucket)
+	if err != nil {
+		panic(err)
+	}
 	out, _ := r.Invoke(context.Background(), "q")
 	fmt.Println(out)
 	// Output: ok

@@ -1,0 +1,256 @@
+package fleet
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"fmt"
+	"os"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+
+	"github.com/steadfast-go/steadfast/retry"
+)
+
+// The fleet's counts are kept in slots of a tenth of a second, summed over
+// a second: the window of retry.AdaptiveBudget.
+const (
+	slot    = 100 * time.Millisecond
+	slots   = 10
+	window  = slot * slots
+	quorum  = 10   // retries in the window that make their success share count
+	minRate = 1e-3 // retries a second: never quite zero, so a wait is finite
+)
+
+// Budget is a retry.Budget shared by a fleet: retry.AdaptiveBudget's
+// algorithm, run on the whole fleet's attempts. The fleet may retry at up
+// to ratio × its rate of first attempts, scaled by the share of its recent
+// retries that succeeded, never below minPerSecond, and each process paces
+// its retries at its part of that rate, in proportion to its first
+// attempts. An outage seen by eight replicas is thus held to one budget's
+// retries, not eight, and the replicas learn from each other's failures.
+//
+// No Redis round trip is on a call's path: attempts are counted in memory,
+// and a goroutine of the Budget's own exchanges the counts with Redis every
+// sync interval. While Redis cannot be reached, the Budget paces retries
+// with an in-process retry.AdaptiveBudget of the same setting, which has
+// counted this process's attempts all along. Close ends the goroutine.
+// It is safe for concurrent use; share one per provider in each process.
+type Budget struct {
+	client  redis.UniversalClient
+	keys    []string
+	id      string
+	p       pacing
+	timeout time.Duration
+	h       *health
+	local   *retry.AdaptiveBudget
+
+	firsts, retries, retryOK atomic.Int64
+
+	mu     sync.Mutex
+	pushed counts    // the counts Redis has had
+	fleet  counts    // the fleet's counts over the window, as of the last exchange
+	procs  int64     // processes that exchanged within the window
+	mine   []int64   // this process's first attempts sent at each of the last exchanges
+	next   int       // the oldest entry of mine
+	tokens float64   // may go negative: retries reserved ahead
+	last   time.Time // when tokens were last refilled
+
+	stop      chan struct{}
+	done      chan struct{}
+	closeOnce sync.Once
+}
+
+type counts struct{ firsts, retries, retryOK int64 }
+
+var (
+	_ retry.Pacer           = (*Budget)(nil)
+	_ retry.AttemptRecorder = (*Budget)(nil)
+)
+
+// NewBudget returns a Budget over the Redis keys "steadfast:budget:{key}"
+// and starts its goroutine; Close it when done. Every process calling one
+// provider should use the same key and setting (WithPacing; by default
+// retry.RecommendedBudget's). Redis need not be reachable yet. It reports
+// an error naming the first bad argument.
+func NewBudget(client redis.UniversalClient, key string, opts ...Option) (*Budget, error) {
+	c := newConfig(opts)
+	if err := checkClient("NewBudget", client); err != nil {
+		return nil, err
+	}
+	if err := checkCommon("NewBudget", key, c); err != nil {
+		return nil, err
+	}
+	if c.syncInterval <= 0 || c.syncInterval > window {
+		return nil, fmt.Errorf("fleet: NewBudget: WithSyncInterval(%v): must be positive and at most %v", c.syncInterval, window)
+	}
+	p := recommended
+	if c.pacing != nil {
+		p = *c.pacing
+	}
+	local, err := retry.NewAdaptiveBudget(p.ratio, p.minPerSecond, p.maxWait)
+	if err != nil {
+		return nil, fmt.Errorf("fleet: NewBudget: WithPacing: %w", err)
+	}
+	h, err := newHealth(c, "budget", key)
+	if err != nil {
+		return nil, err
+	}
+	var id [8]byte
+	_, _ = rand.Read(id[:])
+	tag := "steadfast:budget:{" + key + "}"
+	b := &Budget{
+		client: client, keys: []string{tag + ":counts", tag + ":procs"},
+		id: fmt.Sprintf("%d-%s", os.Getpid(), hex.EncodeToString(id[:])),
+		p:  p, timeout: c.timeout, h: h, local: local,
+		mine:   make([]int64, int((window+c.syncInterval-1)/c.syncInterval)),
+		tokens: 1, last: time.Now(), procs: 1,
+		stop: make(chan struct{}), done: make(chan struct{}),
+	}
+	go b.run(c.syncInterval)
+	return b, nil
+}
+
+// Close stops the exchanges with Redis and waits for the goroutine to end.
+// The Budget still answers afterwards, from what it last learnt. Close
+// always returns nil.
+func (b *Budget) Close() error {
+	b.closeOnce.Do(func() { close(b.stop) })
+	<-b.done
+	return nil
+}
+
+// Degraded reports whether the Budget is pacing retries locally because
+// Redis did not answer.
+func (b *Budget) Degraded() bool { return b.h.down.Load() }
+
+// RecordAttempt counts attempt n's result: first attempts set the pace,
+// retries' successes scale it.
+func (b *Budget) RecordAttempt(ctx context.Context, n int, success bool) {
+	b.local.RecordAttempt(ctx, n, success)
+	if n <= 1 {
+		b.firsts.Add(1)
+		return
+	}
+	b.retries.Add(1)
+	if success {
+		b.retryOK.Add(1)
+	}
+}
+
+// Record counts a first attempt (for callers that do not number them).
+func (b *Budget) Record(ctx context.Context, _ bool) { b.RecordAttempt(ctx, 1, true) }
+
+// AllowRetry reports whether a retry may be made now, with no wait.
+func (b *Budget) AllowRetry(ctx context.Context) bool {
+	if b.h.down.Load() {
+		return b.local.AllowRetry(ctx)
+	}
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	b.refill(time.Now())
+	if b.tokens >= 1 {
+		b.tokens--
+		return true
+	}
+	return false
+}
+
+// ReserveRetry takes a retry's token: the wait until it is due, or false
+// when that would be longer than the setting's maxWait.
+func (b *Budget) ReserveRetry(ctx context.Context) (time.Duration, bool) {
+	if b.h.down.Load() {
+		return b.local.ReserveRetry(ctx)
+	}
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	rate := b.refill(time.Now())
+	if b.tokens >= 1 {
+		b.tokens--
+		return 0, true
+	}
+	wait := time.Duration((1 - b.tokens) / rate * float64(time.Second))
+	if wait > b.p.maxWait {
+		return 0, false
+	}
+	b.tokens--
+	return wait, true
+}
+
+// refill works out this process's rate from the fleet's counts and its own
+// not yet sent, and adds the tokens earned since the last refill; the
+// bucket holds at most a tenth of a second of them. It runs under b.mu.
+func (b *Budget) refill(now time.Time) float64 {
+	pf := b.firsts.Load() - b.pushed.firsts
+	fleetFirsts := b.fleet.firsts + pf
+	retries := b.fleet.retries + b.retries.Load() - b.pushed.retries
+	share := 1.0
+	if retries >= quorum {
+		share = float64(b.fleet.retryOK+b.retryOK.Load()-b.pushed.retryOK) / float64(retries)
+	}
+	fleetRate := max(b.p.minPerSecond, b.p.ratio*share*float64(fleetFirsts)/window.Seconds())
+	part := 1 / float64(max(b.procs, 1))
+	if fleetFirsts > 0 {
+		var mine int64
+		for _, n := range b.mine {
+			mine += n
+		}
+		part = min(float64(mine+pf)/float64(fleetFirsts), 1)
+	}
+	rate := max(fleetRate*part, minRate)
+	burst := max(rate*slot.Seconds(), 1)
+	b.tokens = min(b.tokens+rate*now.Sub(b.last).Seconds(), burst)
+	b.last = now
+	return rate
+}
+
+// run exchanges the counts with Redis every interval until Close.
+func (b *Budget) run(interval time.Duration) {
+	defer close(b.done)
+	t := time.NewTicker(interval)
+	defer t.Stop()
+	for {
+		b.exchange()
+		select {
+		case <-b.stop:
+			return
+		case <-t.C:
+		}
+	}
+}
+
+// exchange sends the counts made since the last exchange and learns the
+// fleet's. Counts that fail to reach Redis are dropped, not sent later: by
+// then they would be out of the window and would only inflate it.
+func (b *Budget) exchange() {
+	cur := counts{b.firsts.Load(), b.retries.Load(), b.retryOK.Load()}
+	b.mu.Lock()
+	d := counts{cur.firsts - b.pushed.firsts, cur.retries - b.pushed.retries, cur.retryOK - b.pushed.retryOK}
+	b.mu.Unlock()
+
+	ctx, cancel := context.WithTimeout(context.Background(), b.timeout)
+	defer cancel()
+	res, err := exchange.Run(ctx, b.client, b.keys, d.firsts, d.retries, d.retryOK, b.id,
+		slot.Milliseconds(), slots).Int64Slice()
+	if err == nil && len(res) != 4 {
+		err = fmt.Errorf("fleet: the budget script answered %v", res)
+	}
+
+	b.mu.Lock()
+	b.pushed = cur
+	b.mine[b.next] = d.firsts
+	b.next = (b.next + 1) % len(b.mine)
+	if err == nil {
+		b.fleet = counts{res[0], res[1], res[2]}
+		b.procs = res[3]
+	}
+	b.mu.Unlock()
+	if err != nil {
+		b.h.failed(err)
+		return
+	}
+	b.h.ok()
+}

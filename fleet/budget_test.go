@@ -1,0 +1,109 @@
+package fleet_test
+
+import (
+	"context"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+
+	"github.com/steadfast-go/steadfast/fleet"
+)
+
+func newBudget(t testing.TB, c redis.UniversalClient, key string, opts ...fleet.Option) *fleet.Budget {
+	t.Helper()
+	b, err := fleet.NewBudget(c, key, append([]fleet.Option{fleet.WithLogger(quiet)}, opts...)...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { b.Close() })
+	return b
+}
+
+func TestNewBudgetRejectsBadArguments(t *testing.T) {
+	good := unreachable(t)
+	for _, tc := range []struct {
+		name   string
+		client redis.UniversalClient
+		key    string
+		opts   []fleet.Option
+		want   string
+	}{
+		{"nil client", nil, "k", nil, "client is nil"},
+		{"empty key", good, "", nil, "key is empty"},
+		{"zero sync", good, "k", []fleet.Option{fleet.WithSyncInterval(0)}, "WithSyncInterval(0s)"},
+		{"sync past the window", good, "k", []fleet.Option{fleet.WithSyncInterval(2 * time.Second)}, "WithSyncInterval(2s)"},
+		{"bad pacing", good, "k", []fleet.Option{fleet.WithPacing(0, 1, time.Second)}, "ratio is 0"},
+		{"negative timeout", good, "k", []fleet.Option{fleet.WithTimeout(-time.Second)}, "WithTimeout(-1s)"},
+	} {
+		b, err := fleet.NewBudget(tc.client, tc.key, tc.opts...)
+		if err == nil || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("%s: NewBudget() error = %v, want one naming %q", tc.name, err, tc.want)
+		}
+		if b != nil {
+			b.Close()
+		}
+	}
+}
+
+// record makes n first attempts and the given retries, all failed.
+func record(b *fleet.Budget, firsts, failedRetries int) {
+	for range firsts {
+		b.RecordAttempt(context.Background(), 1, false)
+	}
+	for range failedRetries {
+		b.RecordAttempt(context.Background(), 2, false)
+	}
+}
+
+// A replica whose own retries never failed still slows to the fleet's
+// pace when the other replica's retries all fail: it learns from them.
+func TestBudgetLearnsFromTheFleet(t *testing.T) {
+	c := client(t)
+	key := uniqueKey(t)
+	failing := newBudget(t, c, key, fleet.WithSyncInterval(10*time.Millisecond))
+	learning := newBudget(t, c, key, fleet.WithSyncInterval(10*time.Millisecond))
+	alone := newBudget(t, c, uniqueKey(t), fleet.WithSyncInterval(10*time.Millisecond))
+	record(failing, 100, 40)
+	record(learning, 100, 0)
+	record(alone, 100, 0)
+	time.Sleep(50 * time.Millisecond) // a few exchanges
+	ctx := t.Context()
+	for _, b := range []*fleet.Budget{learning, alone} {
+		if _, ok := b.ReserveRetry(ctx); !ok {
+			t.Fatal("the first retry, from a full bucket, was refused")
+		}
+	}
+	// Alone, 100 first attempts a second allow 50 retries a second: the
+	// next is 20 ms away. In the fleet, whose retries all fail, the floor
+	// of 1 a second is split between two replicas: 2 s, past the 1 s wait.
+	if wait, ok := alone.ReserveRetry(ctx); !ok || wait > 100*time.Millisecond {
+		t.Errorf("alone: ReserveRetry() = %v, %v; want a short wait", wait, ok)
+	}
+	if wait, ok := learning.ReserveRetry(ctx); ok {
+		t.Errorf("in the failing fleet: ReserveRetry() = %v, true; want a refusal", wait)
+	}
+	if learning.Degraded() || alone.Degraded() {
+		t.Error("a budget fell back with Redis up")
+	}
+}
+
+// Without Redis, the Budget paces retries locally, and Close still ends
+// its goroutine (goleak checks).
+func TestBudgetWithoutRedisDecidesLocally(t *testing.T) {
+	b := newBudget(t, unreachable(t), "k", fleet.WithSyncInterval(10*time.Millisecond))
+	deadline := time.Now().Add(2 * time.Second)
+	for !b.Degraded() && time.Now().Before(deadline) {
+		time.Sleep(5 * time.Millisecond)
+	}
+	if !b.Degraded() {
+		t.Fatal("Degraded() = false with Redis unreachable")
+	}
+	if !b.AllowRetry(t.Context()) {
+		t.Error("the local budget refused the first retry from its full bucket")
+	}
+	if err := b.Close(); err != nil {
+		t.Error(err)
+	}
+}

@@ -1,0 +1,26 @@
+// Package fleet shares steadfast's rate limit and retry budget among every
+// replica of a service, through Redis.
+//
+// A provider's quota belongs to the organisation: every process that holds
+// the API key draws from the same requests and tokens per minute. A
+// Limiter is a ratelimit.Backend kept in Redis, so every process that names
+// the same key draws from one bucket; a Budget is a retry.Budget whose
+// pace is worked out from the whole fleet's attempts, so an outage seen by
+// eight replicas is held to one budget's retries, not eight.
+//
+// Redis is never a new way to fail. Every Redis call is bounded by a short
+// timeout (WithTimeout), which is why the client must have
+// ContextTimeoutEnabled set. When Redis cannot be reached, the Limiter
+// decides locally with its share of the limit (WithLocalShare) and the
+// Budget with an in-process retry.AdaptiveBudget of the same setting; the
+// fall back is counted in the fleet.fallbacks metric and logged once, and
+// shared decisions resume when Redis answers again. No call fails or waits
+// longer than the timeout because of Redis.
+//
+// The Budget makes no Redis round trip on a call's path: it counts attempts
+// in memory and exchanges the counts with Redis every WithSyncInterval
+// (100 ms by default) from a goroutine of its own, which Close ends. The
+// Limiter makes one round trip per call, the price of a bucket that is
+// exact across the fleet; a call whose output reports its usage
+// (ratelimit.WithUsage) makes a second one to settle it.
+package fleet

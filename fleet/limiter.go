@@ -1,0 +1,150 @@
+package fleet
+
+import (
+	"context"
+	"fmt"
+	"math"
+	"strconv"
+	"sync/atomic"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+	"golang.org/x/time/rate"
+
+	"github.com/steadfast-go/steadfast/ratelimit"
+)
+
+// Limiter is a ratelimit.Backend whose bucket is kept in Redis: every
+// process that builds one with the same key and limit draws from it. Pass
+// it to ratelimit.NewWithBackend or ratelimit.MiddlewareWithBackend; with
+// ratelimit.WithCost and ratelimit.WithUsage, the bucket counts tokens.
+//
+// Each Reserve is one Redis round trip, bounded by WithTimeout; so is each
+// Adjust. When Redis does not answer in time, the Limiter decides locally
+// with its share of the limit (WithLocalShare), tries Redis again with one
+// call a second, and goes back to the shared bucket as soon as it answers.
+// It is safe for concurrent use.
+type Limiter struct {
+	client   redis.UniversalClient
+	key      string
+	interval float64 // seconds per token
+	burst    int
+	limit    rate.Limit
+	share    float64
+	timeout  time.Duration
+	h        *health
+	local    atomic.Pointer[ratelimit.LocalBackend]
+}
+
+// NewLimiter returns a Limiter over the Redis bucket named key (stored under
+// "steadfast:limit:" + key), refilled at r tokens a second up to burst: for
+// 2,000,000 tokens a minute, rate.Limit(2_000_000.0/60) and a burst of at
+// most the largest cost a call may have. Every process sharing the key must
+// give the same r and burst. It reports an error naming the first bad
+// argument.
+func NewLimiter(client redis.UniversalClient, key string, r rate.Limit, burst int, opts ...Option) (*Limiter, error) {
+	c := newConfig(opts)
+	if err := checkClient("NewLimiter", client); err != nil {
+		return nil, err
+	}
+	if err := checkCommon("NewLimiter", key, c); err != nil {
+		return nil, err
+	}
+	switch {
+	case !(r > 0) || r == rate.Inf || math.IsInf(float64(r), 0):
+		return nil, fmt.Errorf("fleet: NewLimiter: rate is %v, must be positive and finite", r)
+	case burst < 1:
+		return nil, fmt.Errorf("fleet: NewLimiter: burst is %d, must be at least 1", burst)
+	case !(c.localShare > 0 && c.localShare <= 1):
+		return nil, fmt.Errorf("fleet: NewLimiter: WithLocalShare(%v): must be in (0, 1]", c.localShare)
+	}
+	h, err := newHealth(c, "limiter", key)
+	if err != nil {
+		return nil, err
+	}
+	l := &Limiter{
+		client: client, key: "steadfast:limit:" + key, interval: 1 / float64(r), burst: burst,
+		limit: r, share: c.localShare, timeout: c.timeout, h: h,
+	}
+	l.resetLocal()
+	h.onDown = l.resetLocal
+	return l, nil
+}
+
+// resetLocal gives the local bucket a fresh start with its share of the
+// burst, so that replicas falling back at once do not each send a whole
+// burst.
+func (l *Limiter) resetLocal() {
+	lim := rate.NewLimiter(l.limit*rate.Limit(l.share), l.burst)
+	if spent := l.burst - int(math.Ceil(float64(l.burst)*l.share)); spent > 0 {
+		lim.ReserveN(time.Now(), spent)
+	}
+	l.local.Store(ratelimit.Local(lim).(*ratelimit.LocalBackend))
+}
+
+// Reserve implements ratelimit.Backend.
+func (l *Limiter) Reserve(ctx context.Context, n int, maxWait time.Duration) (time.Duration, bool, error) {
+	if n > l.burst {
+		return 0, false, &ratelimit.BurstError{Cost: n, Burst: l.burst}
+	}
+	if l.h.local() {
+		return l.local.Load().Reserve(ctx, n, maxWait)
+	}
+	limit := -1.0
+	if maxWait < rate.InfDuration {
+		limit = maxWait.Seconds()
+	}
+	wait, ok, err := l.run(ctx, n, limit)
+	if err != nil {
+		if ctx.Err() != nil {
+			l.h.probing.Store(false)
+			return 0, false, ctx.Err()
+		}
+		l.h.failed(err)
+		return l.local.Load().Reserve(ctx, n, maxWait)
+	}
+	l.h.ok()
+	return wait, ok, nil
+}
+
+// Adjust implements ratelimit.Backend.
+func (l *Limiter) Adjust(ctx context.Context, delta int) {
+	if delta == 0 {
+		return
+	}
+	if l.h.local() {
+		l.local.Load().Adjust(ctx, delta)
+		return
+	}
+	// The call's context may be done (a cancelled wait gives its tokens
+	// back): the adjustment is bounded by the timeout alone.
+	if _, _, err := l.run(context.WithoutCancel(ctx), delta, -1); err != nil {
+		l.h.failed(err)
+		return
+	}
+	l.h.ok()
+}
+
+// Degraded reports whether the Limiter is deciding locally because Redis
+// did not answer.
+func (l *Limiter) Degraded() bool { return l.h.down.Load() }
+
+// run is one call of the gcra script, bounded by the timeout.
+func (l *Limiter) run(ctx context.Context, n int, maxWait float64) (time.Duration, bool, error) {
+	ctx, cancel := context.WithTimeout(ctx, l.timeout)
+	defer cancel()
+	res, err := gcra.Run(ctx, l.client, []string{l.key}, l.interval, l.burst, n, maxWait).Slice()
+	if err != nil {
+		return 0, false, err
+	}
+	if len(res) != 2 {
+		return 0, false, fmt.Errorf("fleet: the limiter script answered %v", res)
+	}
+	admitted, _ := res[0].(int64)
+	s, _ := res[1].(string)
+	secs, err := strconv.ParseFloat(s, 64)
+	if err != nil {
+		return 0, false, fmt.Errorf("fleet: the limiter script answered a wait of %q", s)
+	}
+	return time.Duration(secs * float64(time.Second)), admitted == 1, nil
+}

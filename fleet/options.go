@@ -1,0 +1,88 @@
+package fleet
+
+import (
+	"log/slog"
+	"time"
+
+	"go.opentelemetry.io/otel/metric"
+)
+
+// Option configures a Limiter or a Budget. Nil options are ignored; an
+// option that does not apply to what is built is ignored too.
+type Option func(*config)
+
+type config struct {
+	timeout      time.Duration
+	syncInterval time.Duration
+	localShare   float64
+	logger       *slog.Logger
+	mp           metric.MeterProvider
+	pacing       *pacing
+}
+
+// pacing is the setting of a Budget: the arguments of
+// retry.NewAdaptiveBudget.
+type pacing struct {
+	ratio, minPerSecond float64
+	maxWait             time.Duration
+}
+
+// The defaults: retry.RecommendedBudget's setting, Redis calls bounded at
+// 50 ms, the Budget synced ten times a second.
+const (
+	defaultTimeout      = 50 * time.Millisecond
+	defaultSyncInterval = 100 * time.Millisecond
+)
+
+var recommended = pacing{ratio: 0.5, minPerSecond: 1, maxWait: time.Second}
+
+func newConfig(opts []Option) config {
+	c := config{timeout: defaultTimeout, syncInterval: defaultSyncInterval, localShare: 1, logger: slog.Default()}
+	for _, opt := range opts {
+		if opt != nil {
+			opt(&c)
+		}
+	}
+	return c
+}
+
+// WithTimeout bounds every Redis call; past it, the call is decided locally.
+// The default is 50 ms.
+func WithTimeout(d time.Duration) Option { return func(c *config) { c.timeout = d } }
+
+// WithSyncInterval sets how often a Budget exchanges its counts with
+// Redis; the default is 100 ms. A Budget learns of the rest of the fleet
+// this much late.
+func WithSyncInterval(d time.Duration) Option { return func(c *config) { c.syncInterval = d } }
+
+// WithLocalShare sets the share, in (0, 1], of the limit that a Limiter
+// allows itself while Redis is unreachable: 1/8 for one of eight replicas.
+// The default is 1, the whole limit, which is right for one replica and
+// sends too much for many: set it.
+func WithLocalShare(share float64) Option { return func(c *config) { c.localShare = share } }
+
+// WithPacing sets a Budget's setting, as retry.NewAdaptiveBudget's
+// arguments; the default is retry.RecommendedBudget's, (0.5, 1, 1 s).
+func WithPacing(ratio, minPerSecond float64, maxWait time.Duration) Option {
+	return func(c *config) { c.pacing = &pacing{ratio, minPerSecond, maxWait} }
+}
+
+// WithLogger sets the logger told, once each, when Redis becomes
+// unreachable and when it answers again; the default is slog.Default().
+func WithLogger(l *slog.Logger) Option {
+	return func(c *config) {
+		if l != nil {
+			c.logger = l
+		}
+	}
+}
+
+// WithMeterProvider sets the meter provider of the fleet.fallbacks
+// counter; the default is the global one.
+func WithMeterProvider(mp metric.MeterProvider) Option {
+	return func(c *config) {
+		if mp != nil {
+			c.mp = mp
+		}
+	}
+}

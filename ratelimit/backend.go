@@ -1,0 +1,90 @@
+package ratelimit
+
+import (
+	"context"
+	"time"
+
+	"golang.org/x/time/rate"
+)
+
+// A Backend holds the token bucket a Runnable draws from: Local keeps it in
+// this process; the fleet module keeps one in Redis, shared by every
+// process that names the same key. A Backend is safe for concurrent use.
+type Backend interface {
+	// Reserve takes n tokens (n ≥ 1) for a call that will wait at most
+	// maxWait for them, and returns how long the call must wait before it
+	// may go: zero when they are free now. When the wait would be longer
+	// than maxWait, it takes nothing and returns the wait with ok false; a
+	// bucket that never refills returns rate.InfDuration. A cost above the
+	// bucket's burst, which no wait would admit, is refused with a
+	// *BurstError.
+	Reserve(ctx context.Context, n int, maxWait time.Duration) (wait time.Duration, ok bool, err error)
+
+	// Adjust corrects the tokens taken once a call's real cost is known,
+	// or gives back those of a call that will not go: a positive delta
+	// takes more at once, into debt if need be (later calls wait longer),
+	// a negative one gives tokens back, up to a full bucket. It cannot
+	// fail the call it settles, so it reports nothing: a backend that
+	// cannot apply it in full does what it can. ctx is the call's, and may
+	// be done already (a call cancelled while it waited gives its tokens
+	// back): Adjust applies the change all the same.
+	Adjust(ctx context.Context, delta int)
+}
+
+// LocalBackend is the in-process Backend over a golang.org/x/time/rate
+// token bucket.
+type LocalBackend struct {
+	lim *rate.Limiter
+}
+
+// Local returns the Backend over lim, which calls share with whatever else
+// uses lim. It returns nil when lim is nil.
+func Local(lim *rate.Limiter) Backend {
+	if lim == nil {
+		return nil
+	}
+	return &LocalBackend{lim: lim}
+}
+
+// Reserve implements Backend.
+func (l *LocalBackend) Reserve(_ context.Context, n int, maxWait time.Duration) (time.Duration, bool, error) {
+	now := time.Now()
+	if l.lim.AllowN(now, n) {
+		return 0, true, nil
+	}
+	if burst := l.lim.Burst(); n > burst && l.lim.Limit() != rate.Inf {
+		return 0, false, &BurstError{Cost: n, Burst: burst}
+	}
+	res := l.lim.ReserveN(now, n)
+	if !res.OK() {
+		return rate.InfDuration, false, nil // a zero rate: the bucket never refills
+	}
+	wait := res.DelayFrom(now)
+	if wait > maxWait {
+		res.CancelAt(now)
+		return wait, false, nil
+	}
+	return wait, true, nil
+}
+
+// Adjust implements Backend. More tokens are reserved without waiting, at
+// most a burst at a time, so the bucket goes into debt. Tokens given back
+// are a reservation of a negative count: rate.Limiter adds them to the
+// bucket, which its next refill caps at the burst (TestLocalAdjust pins
+// this, since the package does not document it).
+func (l *LocalBackend) Adjust(_ context.Context, delta int) {
+	now := time.Now()
+	if delta < 0 {
+		l.lim.ReserveN(now, delta)
+		return
+	}
+	burst := l.lim.Burst()
+	if burst <= 0 {
+		return
+	}
+	for delta > 0 {
+		n := min(delta, burst)
+		l.lim.ReserveN(now, n)
+		delta -= n
+	}
+}

@@ -21,7 +21,7 @@ const (
 	slot    = 100 * time.Millisecond
 	slots   = 10
 	window  = slot * slots
-	quorum  = 10   // retries in the window that make their success share count
+	quorum  = 10   // retries in the window that make their success share count on their own
 	minRate = 1e-3 // retries a second: never quite zero, so a wait is finite
 )
 
@@ -50,14 +50,15 @@ type Budget struct {
 
 	firsts, retries, retryOK atomic.Int64
 
-	mu     sync.Mutex
-	pushed counts    // the counts Redis has had
-	fleet  counts    // the fleet's counts over the window, as of the last exchange
-	procs  int64     // processes that exchanged within the window
-	mine   []int64   // this process's first attempts sent at each of the last exchanges
-	next   int       // the oldest entry of mine
-	tokens float64   // may go negative: retries reserved ahead
-	last   time.Time // when tokens were last refilled
+	mu        sync.Mutex
+	pushed    counts    // the counts Redis has had
+	fleet     counts    // the fleet's counts over the window, as of the last exchange
+	procs     int64     // processes that exchanged within the window
+	mine      []int64   // this process's first attempts sent at each of the last exchanges
+	next      int       // the oldest entry of mine
+	tokens    float64   // may go negative: retries reserved ahead
+	lastShare float64   // the retries' success share when the fleet last had a quorum of them
+	last      time.Time // when tokens were last refilled
 
 	stop      chan struct{}
 	done      chan struct{}
@@ -107,7 +108,7 @@ func NewBudget(client redis.UniversalClient, key string, opts ...Option) (*Budge
 		id: fmt.Sprintf("%d-%s", os.Getpid(), hex.EncodeToString(id[:])),
 		p:  p, timeout: c.timeout, h: h, local: local,
 		mine:   make([]int64, int((window+c.syncInterval-1)/c.syncInterval)),
-		tokens: 1, last: time.Now(), procs: 1,
+		tokens: 1, last: time.Now(), procs: 1, lastShare: 1,
 		stop: make(chan struct{}), done: make(chan struct{}),
 	}
 	go b.run(c.syncInterval)
@@ -187,9 +188,16 @@ func (b *Budget) refill(now time.Time) float64 {
 	pf := b.firsts.Load() - b.pushed.firsts
 	fleetFirsts := b.fleet.firsts + pf
 	retries := b.fleet.retries + b.retries.Load() - b.pushed.retries
-	share := 1.0
+	// As in retry.AdaptiveBudget: fewer retries than a quorum are made up
+	// to one with retries that fare as they did when the fleet last had a
+	// quorum, so a long outage stays at the floor.
+	ok := b.fleet.retryOK + b.retryOK.Load() - b.pushed.retryOK
+	var share float64
 	if retries >= quorum {
-		share = float64(b.fleet.retryOK+b.retryOK.Load()-b.pushed.retryOK) / float64(retries)
+		share = float64(ok) / float64(retries)
+		b.lastShare = share
+	} else {
+		share = (float64(ok) + float64(quorum-retries)*b.lastShare) / quorum
 	}
 	fleetRate := max(b.p.minPerSecond, b.p.ratio*share*float64(fleetFirsts)/window.Seconds())
 	part := 1 / float64(max(b.procs, 1))

@@ -15,7 +15,8 @@ import (
 // retries that succeeded, down to MinPerSecond when none does. Retries
 // that work (an overload with lulls: the retry lands in the lull) keep
 // their rate; retries that fail (an outage, a provider that collapsed
-// under load) fall to a trickle at once, whatever the traffic. A retry
+// under load) fall to a trickle at once, whatever the traffic, and stay
+// there for as long as the outage lasts. A retry
 // waits for its token up to MaxWait, else is refused; the retry layer
 // waits the longer of that and its backoff.
 //
@@ -29,11 +30,12 @@ type AdaptiveBudget struct {
 
 	firsts, retries, retryOK atomic.Int64 // attempts recorded, in all
 
-	mu     sync.Mutex
-	tokens float64   // may go negative: retries reserved ahead
-	last   time.Time // when tokens were last refilled
-	snaps  [adaptiveSnaps]counts
-	next   int // the oldest snapshot, replaced next
+	mu        sync.Mutex
+	tokens    float64   // may go negative: retries reserved ahead
+	last      time.Time // when tokens were last refilled
+	lastShare float64   // the success share of the last window with a quorum of retries
+	snaps     [adaptiveSnaps]counts
+	next      int // the oldest snapshot, replaced next
 }
 
 // The window over which AdaptiveBudget measures: a snapshot of the counts
@@ -42,7 +44,8 @@ const (
 	adaptiveWindow = time.Second
 	adaptiveSnaps  = 10
 	// adaptiveQuorum is how many retries in the window make their success
-	// share count; with fewer, retries are presumed to work.
+	// share count on their own; with fewer, the missing ones are taken to
+	// fare as retries last did (see shareOf).
 	adaptiveQuorum = 10
 )
 
@@ -67,7 +70,7 @@ func NewAdaptiveBudget(ratio, minPerSecond float64, maxWait time.Duration) (*Ada
 		return nil, fmt.Errorf("retry: NewAdaptiveBudget: maxWait is %v, must be positive", maxWait)
 	}
 	now := time.Now()
-	b := &AdaptiveBudget{ratio: ratio, minRate: minPerSecond, maxWait: maxWait, last: now, tokens: 1}
+	b := &AdaptiveBudget{ratio: ratio, minRate: minPerSecond, maxWait: maxWait, last: now, tokens: 1, lastShare: 1}
 	for i := range b.snaps {
 		b.snaps[i].at = now
 	}
@@ -153,15 +156,27 @@ func (b *AdaptiveBudget) refill(now time.Time) float64 {
 		}
 	}
 	span := max(now.Sub(oldest.at), adaptiveWindow).Seconds()
-	share := 1.0
-	if n := cur.retries - oldest.retries; n >= adaptiveQuorum {
-		share = float64(cur.retryOK-oldest.retryOK) / float64(n)
-	}
+	share := shareOf(cur.retries-oldest.retries, cur.retryOK-oldest.retryOK, &b.lastShare)
 	rate := max(b.minRate, b.ratio*share*float64(cur.firsts-oldest.firsts)/span, 1e-3)
 	burst := max(rate*(adaptiveWindow/adaptiveSnaps).Seconds(), 1)
 	b.tokens = min(b.tokens+rate*now.Sub(b.last).Seconds(), burst)
 	b.last = now
 	return rate
+}
+
+// shareOf is the success share of n retries of which ok succeeded. Fewer
+// than a quorum are made up to one with retries that fare as they did in
+// the last window that had a quorum (*last, presumed 1 at first), which a
+// quorum updates. A long outage thus stays at the floor once its failures
+// have left the window, instead of being presumed over, and each second
+// letting a burst of retries through; and when the provider is back, each
+// retry that succeeds raises the pace until a quorum speaks for itself.
+func shareOf(n, ok int64, last *float64) float64 {
+	if n >= adaptiveQuorum {
+		*last = float64(ok) / float64(n)
+		return *last
+	}
+	return (float64(ok) + float64(adaptiveQuorum-n)**last) / adaptiveQuorum
 }
 
 // RecommendedBudget returns a new AdaptiveBudget with the recommended

@@ -3,10 +3,12 @@ package retry_test
 import (
 	"context"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"testing/synctest"
 	"time"
 
+	"github.com/steadfast-go/steadfast/core"
 	"github.com/steadfast-go/steadfast/internal/mock"
 	"github.com/steadfast-go/steadfast/retry"
 )
@@ -53,6 +55,29 @@ func TestAdaptiveRateFollowsWhatRetriesAchieve(t *testing.T) {
 		feed(ctx, b, time.Second, 1000, 0, 100) // an outage: every retry fails
 		if got := b.Rate(); got != 2 {
 			t.Errorf("Rate() = %.1f when no retry works, want minPerSecond, 2", got)
+		}
+	})
+}
+
+// Once the window has forgotten an outage's failed retries, the rate stays
+// at the floor until retries succeed again; then each success lifts it,
+// and a quorum of them restores the full rate.
+func TestAdaptiveRemembersUntilRetriesSpeak(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		ctx := t.Context()
+		b := newAdaptive(t, 0.2, 2, time.Second)
+		feed(ctx, b, time.Second, 1000, 0, 100) // an outage: every retry fails
+		feed(ctx, b, 2*time.Second, 2000, 0, 0) // no retry for two seconds
+		if got := b.Rate(); got != 2 {
+			t.Errorf("Rate() = %.1f with the failures out of the window, want the floor, 2", got)
+		}
+		feed(ctx, b, time.Second, 1000, 5, 0) // the provider is back: 5 retries succeed
+		if got := b.Rate(); got < 90 || got > 110 {
+			t.Errorf("Rate() = %.1f after 5 retries succeeded, want about half of 200", got)
+		}
+		feed(ctx, b, time.Second, 1000, 20, 0)
+		if got := b.Rate(); got < 190 || got > 210 {
+			t.Errorf("Rate() = %.1f after a quorum succeeded, want about 200", got)
 		}
 	})
 }
@@ -139,5 +164,70 @@ func TestNewAdaptiveBudgetRejectsBadArguments(t *testing.T) {
 		if _, err := retry.NewAdaptiveBudget(args.ratio, args.min, args.wait); err == nil {
 			t.Errorf("NewAdaptiveBudget(%v, %v, %v) error = nil", args.ratio, args.min, args.wait)
 		}
+	}
+}
+
+// errDown is a provider in a total outage.
+type errDown struct{}
+
+func (errDown) Error() string   { return "provider down (503)" }
+func (errDown) Retryable() bool { return true }
+
+// In a long outage the retries stay a trickle, second after second, once
+// the first failures have shown that retries fail: when the window has
+// forgotten them, the missing evidence is made up with the last share
+// seen, not presumed to be success. (Before this rule, each second let a
+// burst through: 31 % more load in all, at any rate of calls.)
+func TestAdaptiveSustainedOutageStaysATrickle(t *testing.T) {
+	for _, load := range []int{200, 2000} {
+		synctest.Test(t, func(t *testing.T) {
+			const seconds = 5
+			var attempts [seconds + 1]atomic.Int64 // by the second they were made in
+			start := time.Now()
+			down := core.RunnableFunc(func(context.Context, any, ...core.Option) (any, error) {
+				attempts[time.Since(start)/time.Second].Add(1)
+				return nil, errDown{}
+			})
+			r, err := retry.New(down, retry.RetryConfig{MaxRetries: 3, InitialBackoff: time.Millisecond,
+				MaxBackoff: 10 * time.Millisecond, BackoffFactor: 2, Jitter: 0.2},
+				append([]retry.Option{retry.WithBudget(retry.RecommendedBudget())}, quiet...)...)
+			if err != nil {
+				t.Fatal(err)
+			}
+			var wg sync.WaitGroup
+			for range seconds * load {
+				wg.Go(func() { _, _ = r.Invoke(context.Background(), nil) })
+				time.Sleep(time.Second / time.Duration(load))
+			}
+			wg.Wait()
+			var retries [seconds + 1]int64
+			for s := range attempts {
+				retries[s] = attempts[s].Load()
+				if s < seconds {
+					retries[s] -= int64(load) // the first attempts of the second's calls
+				}
+			}
+			t.Logf("%d calls a second: retries in each second %v", load, retries)
+			// Retries are presumed to work until a quorum of them has
+			// failed: a burst of at most a second's pace (ratio 0.5 of the
+			// calls) and the bucket's tenth of a second, in the first two
+			// seconds (the pace follows the first attempts' rate over a
+			// second). After that, about the floor of one a second is
+			// left, however long the outage lasts.
+			var first, after int64
+			for s, n := range retries {
+				if s < 2 {
+					first += n
+				} else {
+					after += n
+				}
+			}
+			if limit := int64(load)*6/10 + 10; first > limit {
+				t.Errorf("%d retries in the first two seconds, want at most %d", first, limit)
+			}
+			if limit := int64(2 * (seconds - 1)); after > limit {
+				t.Errorf("%d retries after the first two seconds, want at most %d", after, limit)
+			}
+		})
 	}
 }

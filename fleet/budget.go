@@ -164,6 +164,7 @@ func (b *Budget) AllowRetry(ctx context.Context) bool {
 // when that would be longer than the setting's maxWait.
 func (b *Budget) ReserveRetry(ctx context.Context) (time.Duration, bool) {
 	if b.h.down.Load() {
+		b.h.traceLocal(ctx)
 		return b.local.ReserveRetry(ctx)
 	}
 	b.mu.Lock()

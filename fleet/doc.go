@@ -13,7 +13,8 @@
 // ContextTimeoutEnabled set. When Redis cannot be reached, the Limiter
 // decides locally with its share of the limit (WithLocalShare) and the
 // Budget with an in-process retry.AdaptiveBudget of the same setting; the
-// fall back is counted in the fleet.fallbacks metric and logged once, and
+// fall back is counted in the fleet.fallbacks metric and logged once, each
+// decision made locally is a fleet.fallback event on the caller's span, and
 // shared decisions resume when Redis answers again. No call fails or waits
 // longer than the timeout because of Redis.
 //

@@ -11,6 +11,7 @@ import (
 	"go.opentelemetry.io/otel"
 	"go.opentelemetry.io/otel/attribute"
 	"go.opentelemetry.io/otel/metric"
+	"go.opentelemetry.io/otel/trace"
 
 	"github.com/steadfast-go/steadfast/retry"
 )
@@ -73,6 +74,14 @@ func (h *health) local() bool {
 		return true
 	}
 	return false
+}
+
+// traceLocal marks on the caller's span that a decision was made locally,
+// Redis being unreachable.
+func (h *health) traceLocal(ctx context.Context) {
+	if span := trace.SpanFromContext(ctx); span.IsRecording() {
+		span.AddEvent("fleet.fallback", trace.WithAttributes(AttrComponent.String(h.component), AttrKey.String(h.key)))
+	}
 }
 
 // ok records that Redis answered.

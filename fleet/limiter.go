@@ -36,6 +36,8 @@ type Limiter struct {
 	local    atomic.Pointer[ratelimit.LocalBackend]
 }
 
+var _ ratelimit.Backend = (*Limiter)(nil)
+
 // NewLimiter returns a Limiter over the Redis bucket named key (stored under
 // "steadfast:limit:" + key), refilled at r tokens a second up to burst: for
 // 2,000,000 tokens a minute, rate.Limit(2_000_000.0/60) and a burst of at
@@ -88,6 +90,7 @@ func (l *Limiter) Reserve(ctx context.Context, n int, maxWait time.Duration) (ti
 		return 0, false, &ratelimit.BurstError{Cost: n, Burst: l.burst}
 	}
 	if l.h.local() {
+		l.h.traceLocal(ctx)
 		return l.local.Load().Reserve(ctx, n, maxWait)
 	}
 	limit := -1.0
@@ -101,6 +104,7 @@ func (l *Limiter) Reserve(ctx context.Context, n int, maxWait time.Duration) (ti
 			return 0, false, ctx.Err()
 		}
 		l.h.failed(err)
+		l.h.traceLocal(ctx)
 		return l.local.Load().Reserve(ctx, n, maxWait)
 	}
 	l.h.ok()

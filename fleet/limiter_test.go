@@ -12,6 +12,8 @@ import (
 	"github.com/redis/go-redis/v9"
 	sdkmetric "go.opentelemetry.io/otel/sdk/metric"
 	"go.opentelemetry.io/otel/sdk/metric/metricdata"
+	sdktrace "go.opentelemetry.io/otel/sdk/trace"
+	"go.opentelemetry.io/otel/sdk/trace/tracetest"
 	"golang.org/x/time/rate"
 
 	"github.com/steadfast-go/steadfast/fleet"
@@ -76,9 +78,11 @@ func TestLimiterWithoutRedisDecidesLocally(t *testing.T) {
 	logger := slog.New(slog.NewTextHandler(lockedWriter{&mu, &logs}, nil))
 	l := newLimiter(t, unreachable(t), "k", 100, 10, fleet.WithLocalShare(0.5),
 		fleet.WithLogger(logger), fleet.WithMeterProvider(sdkmetric.NewMeterProvider(sdkmetric.WithReader(reader))))
+	rec := tracetest.NewSpanRecorder()
+	ctx, span := sdktrace.NewTracerProvider(sdktrace.WithSpanProcessor(rec)).Tracer("test").Start(t.Context(), "call")
 	admitted := 0
 	for range 20 {
-		if _, ok, err := l.Reserve(t.Context(), 1, 0); err != nil {
+		if _, ok, err := l.Reserve(ctx, 1, 0); err != nil {
 			t.Fatal(err)
 		} else if ok {
 			admitted++
@@ -89,6 +93,10 @@ func TestLimiterWithoutRedisDecidesLocally(t *testing.T) {
 	}
 	if admitted != 5 {
 		t.Errorf("admitted %d at once, want 5: half the burst of 10", admitted)
+	}
+	span.End()
+	if ev := rec.Ended()[0].Events(); len(ev) != 20 || ev[0].Name != "fleet.fallback" {
+		t.Errorf("span events %v, want a fleet.fallback event for each of the 20 local decisions", ev)
 	}
 	if got := fallbacks(t, reader); got != 1 {
 		t.Errorf("fleet.fallbacks = %d, want 1", got)

@@ -53,6 +53,9 @@ func (r *Runnable) settle(ctx context.Context, estimate, used int) {
 // settleBatch settles the items of a Batch that succeeded, in one
 // adjustment.
 func (r *Runnable) settleBatch(ctx context.Context, costs []int, outs []any, err error) {
+	if costs != nil && len(outs) != len(costs) {
+		return // an inner Batch that broke the contract: nothing to match
+	}
 	var failed []error
 	if err != nil {
 		be, ok := errors.AsType[*core.BatchError](err)

@@ -91,3 +91,15 @@ func ExampleNewWithBackend() {
 	fmt.Println(out)
 	// Output: ok
 }
+
+// One bucket, wherever it lives, behind every Runnable of a chain.
+func ExampleMiddlewareWithBackend() {
+	llm := core.RunnableFunc(func(context.Context, any, ...core.Option) (any, error) { return "ok", nil })
+	bucket := ratelimit.Local(rate.NewLimiter(50, 5)) // or a fleet.Limiter shared through Redis
+	r := core.Chain(llm,
+		retry.Middleware(retry.DefaultRetryConfig()),
+		ratelimit.MiddlewareWithBackend(bucket))
+	out, _ := r.Invoke(context.Background(), "q")
+	fmt.Println(out)
+	// Output: ok
+}

@@ -277,3 +277,26 @@ func TestMaxWait(t *testing.T) {
 		t.Errorf("New() with WithMaxWait(-1s): error %v, want one naming it", err)
 	}
 }
+
+// An inner Batch that answers more outputs than it was given inputs is
+// not settled (and does not make the limiter panic).
+func TestBatchWithTooManyOutputsIsNotSettled(t *testing.T) {
+	lim := rate.NewLimiter(1, 100)
+	inner := core.RunnableFunc(func(context.Context, any, ...core.Option) (any, error) { return reply{tokens: 1}, nil })
+	broken := batchOnly{inner, []any{reply{tokens: 1}, reply{tokens: 1}, reply{tokens: 1}}}
+	r := newLimited(t, broken, lim, ratelimit.WithCost(costOf), ratelimit.WithUsage(tokensOf))
+	if _, err := r.Batch(t.Context(), []any{"abcd"}); err != nil {
+		t.Fatal(err)
+	}
+	if got := int(tokens(lim)); got != 96 {
+		t.Errorf("%d tokens, want 96: the estimate stands", got)
+	}
+}
+
+// batchOnly answers every Batch with outs, whatever its inputs.
+type batchOnly struct {
+	core.RunnableFunc
+	outs []any
+}
+
+func (b batchOnly) Batch(context.Context, []any, ...core.Option) ([]any, error) { return b.outs, nil }

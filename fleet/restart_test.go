@@ -128,7 +128,9 @@ func TestRedisStoppedMidRun(t *testing.T) {
 		if failures.Load() != 0 {
 			t.Errorf("%d calls failed for a reason other than the provider's 503s", failures.Load())
 		}
-		if d := time.Duration(slowest.Load()); d > time.Second {
+		// A call may wait up to a second for a paced retry, and a few
+		// Redis timeouts of 50 ms; a hang on Redis would be seconds.
+		if d := time.Duration(slowest.Load()); d > 2*time.Second {
 			t.Errorf("the slowest call took %v; Redis must not make calls hang", d)
 		}
 	}()

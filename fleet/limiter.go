@@ -25,15 +25,14 @@ import (
 // call a second, and goes back to the shared bucket as soon as it answers.
 // It is safe for concurrent use.
 type Limiter struct {
-	client   redis.UniversalClient
-	key      string
-	interval float64 // seconds per token
-	burst    int
-	limit    rate.Limit
-	share    float64
-	timeout  time.Duration
-	h        *health
-	local    atomic.Pointer[ratelimit.LocalBackend]
+	client  redis.UniversalClient
+	key     string
+	burst   int
+	limit   rate.Limit
+	share   float64
+	timeout time.Duration
+	h       *health
+	local   atomic.Pointer[ratelimit.LocalBackend]
 }
 
 var _ ratelimit.Backend = (*Limiter)(nil)
@@ -65,7 +64,7 @@ func NewLimiter(client redis.UniversalClient, key string, r rate.Limit, burst in
 		return nil, err
 	}
 	l := &Limiter{
-		client: client, key: "steadfast:limit:" + key, interval: 1 / float64(r), burst: burst,
+		client: client, key: "steadfast:limit:" + key, burst: burst,
 		limit: r, share: c.localShare, timeout: c.timeout, h: h,
 	}
 	l.resetLocal()
@@ -137,7 +136,7 @@ func (l *Limiter) Degraded() bool { return l.h.down.Load() }
 func (l *Limiter) run(ctx context.Context, n int, maxWait float64) (time.Duration, bool, error) {
 	ctx, cancel := context.WithTimeout(ctx, l.timeout)
 	defer cancel()
-	res, err := gcra.Run(ctx, l.client, []string{l.key}, l.interval, l.burst, n, maxWait).Slice()
+	res, err := gcra.Run(ctx, l.client, []string{l.key}, 1/float64(l.limit), l.burst, n, maxWait).Slice()
 	if err != nil {
 		return 0, false, err
 	}

@@ -109,14 +109,11 @@ var LocalShare = Limiter{"local, 1/n of it", func(sc Scenario, _ int) (Replica, 
 // Result is one limiter's run under one load.
 type Result struct {
 	Limiter, Load string
-	Offered       int64   // calls the replicas were asked to make
 	Requests      int64   // calls that reached the provider
 	Throttled     int64   // of which answered 429
 	Shed          int64   // calls the limiter refused, their turn past the deadline
-	Tokens        int64   // tokens the provider served
-	Counted       int64   // of which in the measured window
+	Counted       int64   // tokens the provider served in the measured window
 	Allowed       float64 // tokens the quota allows in the measured window
-	PerReplica    []int64 // tokens served per replica
 	Degraded      bool    // the limiter fell back to local decisions
 }
 
@@ -153,7 +150,6 @@ type provider struct {
 	bucket    *rate.Limiter
 	requests  atomic.Int64
 	throttled atomic.Int64
-	tokens    atomic.Int64
 	from, to  time.Time    // the window in which tokens served are counted
 	counted   atomic.Int64 // tokens served in the window
 	mu        sync.Mutex
@@ -167,7 +163,6 @@ func (p *provider) invoke(ctx context.Context, input any, _ ...core.Option) (any
 		p.throttled.Add(1)
 		return nil, errThrottled
 	}
-	p.tokens.Add(int64(req.uses))
 	if now := time.Now(); !now.Before(p.from) && now.Before(p.to) {
 		p.counted.Add(int64(req.uses))
 	}
@@ -189,9 +184,9 @@ func Run(ctx context.Context, sc Scenario, lim Limiter, load Load) (Result, erro
 		bucket: rate.NewLimiter(rate.Limit(sc.Quota), int(sc.Quota)),
 		rng:    rand.New(rand.NewPCG(sc.Seed, 99)),
 	}
-	res := Result{Limiter: lim.Name, Load: load.Name, PerReplica: make([]int64, sc.Replicas)}
+	res := Result{Limiter: lim.Name, Load: load.Name}
 	callRate := sc.Offered * sc.Quota / meanUse
-	var offered, shed int64
+	var shed atomic.Int64
 	var wg sync.WaitGroup
 	errs := make([]error, sc.Replicas)
 	reps := make([]Replica, sc.Replicas)
@@ -210,16 +205,16 @@ func Run(ctx context.Context, sc Scenario, lim Limiter, load Load) (Result, erro
 	res.Allowed = sc.Quota * (p.to.Sub(p.from)).Seconds()
 	for i, share := range load.Shares(sc.Replicas) {
 		wg.Go(func() {
-			errs[i] = replica(ctx, sc, p, reps[i].Backend, callRate*share, sc.Seed+uint64(i), &offered, &shed, &res.PerReplica[i])
+			errs[i] = replica(ctx, sc, p, reps[i].Backend, callRate*share, sc.Seed+uint64(i), &shed)
 		})
 	}
 	wg.Wait()
 	if err := errors.Join(errs...); err != nil {
 		return res, err
 	}
-	res.Offered, res.Shed = atomic.LoadInt64(&offered), atomic.LoadInt64(&shed)
+	res.Shed = shed.Load()
 	res.Requests, res.Throttled = p.requests.Load(), p.throttled.Load()
-	res.Tokens, res.Counted = p.tokens.Load(), p.counted.Load()
+	res.Counted = p.counted.Load()
 	for _, rep := range reps {
 		res.Degraded = res.Degraded || (rep.Degraded != nil && rep.Degraded())
 	}
@@ -230,7 +225,7 @@ func Run(ctx context.Context, sc Scenario, lim Limiter, load Load) (Result, erro
 // for the scenario's run, each limited by its estimate and settled on its
 // usage; it waits for its calls to end.
 func replica(ctx context.Context, sc Scenario, p *provider, b ratelimit.Backend, callRate float64, seed uint64,
-	offered, shed, served *int64) error {
+	shed *atomic.Int64) error {
 	r, err := ratelimit.NewWithBackend(core.RunnableFunc(p.invoke), b,
 		ratelimit.WithCost(func(in any) int { return in.(request).prompt + maxAnswer }),
 		ratelimit.WithUsage(func(out any) int { return out.(response).tokens }),
@@ -253,16 +248,11 @@ func replica(ctx context.Context, sc Scenario, p *provider, b ratelimit.Backend,
 		}
 		prompt := 100 + rng.IntN(201)
 		req := request{prompt: prompt, uses: prompt + 50 + rng.IntN(401)}
-		atomic.AddInt64(offered, 1)
 		wg.Go(func() {
 			cctx, cancel := context.WithTimeout(ctx, sc.Deadline)
 			defer cancel()
-			out, err := r.Invoke(cctx, req)
-			switch {
-			case errors.Is(err, ratelimit.ErrLimited):
-				atomic.AddInt64(shed, 1)
-			case err == nil:
-				atomic.AddInt64(served, int64(out.(response).tokens))
+			if _, err := r.Invoke(cctx, req); errors.Is(err, ratelimit.ErrLimited) {
+				shed.Add(1) // its turn would have come after its deadline
 			}
 		})
 	}

@@ -17,11 +17,13 @@ import (
 	"io"
 	"os"
 	"os/signal"
-	"path/filepath"
 	"strings"
 	"text/tabwriter"
 	"time"
 
+	"gonum.org/v1/plot/vg"
+
+	"github.com/steadfast-go/steadfast/bench/chart"
 	"github.com/steadfast-go/steadfast/bench/quota"
 )
 
@@ -74,11 +76,9 @@ func run(ctx context.Context, w io.Writer, quick bool, out string) error {
 	if quick {
 		return nil
 	}
-	if err := os.MkdirAll(out, 0o755); err != nil {
+	p, err := plotFleet(results)
+	if err != nil {
 		return err
 	}
-	if err := os.WriteFile(filepath.Join(out, "fleet.txt"), []byte(report.String()), 0o644); err != nil {
-		return err
-	}
-	return plotFleet(filepath.Join(out, "fleet.png"), results)
+	return chart.Save(out, "fleet", report.String(), p, 30*vg.Centimeter, 15*vg.Centimeter)
 }

@@ -14,10 +14,12 @@ import (
 	"io"
 	"os"
 	"os/signal"
-	"path/filepath"
 	"strings"
 	"text/tabwriter"
 
+	"gonum.org/v1/plot/vg"
+
+	"github.com/steadfast-go/steadfast/bench/chart"
 	"github.com/steadfast-go/steadfast/bench/tail"
 )
 
@@ -59,11 +61,9 @@ func run(ctx context.Context, w io.Writer, quick bool, out string) error {
 	if quick {
 		return nil
 	}
-	if err := os.MkdirAll(out, 0o755); err != nil {
+	p, err := plotTail(results)
+	if err != nil {
 		return err
 	}
-	if err := os.WriteFile(filepath.Join(out, "tail.txt"), []byte(report.String()), 0o644); err != nil {
-		return err
-	}
-	return plotTail(filepath.Join(out, "tail.png"), results)
+	return chart.Save(out, "tail", report.String(), p, 28*vg.Centimeter, 14*vg.Centimeter)
 }

@@ -30,7 +30,7 @@ var quiet = []retry.Option{retry.WithTracerProvider(tnoop.NewTracerProvider()), 
 func recommended(t *testing.T, inner core.Runnable, cfg retry.RetryConfig, st gobreaker.Settings, lim *rate.Limiter, limOpts ...ratelimit.Option) (core.Runnable, *breaker.Runnable, *atomic.Int32) {
 	t.Helper()
 	opened := new(atomic.Int32)
-	limited, err := ratelimit.New(inner, lim, append(limOpts, ratelimit.WithMeterProvider(noop.NewMeterProvider()))...)
+	limited, err := ratelimit.New(inner, ratelimit.InProcess(lim), append(limOpts, ratelimit.WithMeterProvider(noop.NewMeterProvider()))...)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -98,7 +98,7 @@ func TestThrottledHealthyProviderKeepsCircuitClosed(t *testing.T) {
 		healthy := mock.New(mock.Result{Value: "ok", Chunks: []any{"a", "b"}, Delay: 20 * time.Millisecond})
 		cfg := retry.RetryConfig{MaxRetries: 3, InitialBackoff: 20 * time.Millisecond, MaxBackoff: 200 * time.Millisecond, Jitter: 0.5}
 		st := gobreaker.Settings{Name: "llm", ReadyToTrip: func(c gobreaker.Counts) bool { return c.ConsecutiveFailures >= 3 }}
-		r, cb, opened := recommended(t, healthy, cfg, st, rate.NewLimiter(20, 4), ratelimit.WithFailFast())
+		r, cb, opened := recommended(t, healthy, cfg, st, rate.NewLimiter(20, 4), ratelimit.WithMaxWait(0))
 		var wg sync.WaitGroup
 		var calls, failures atomic.Int32
 		for c := range 60 {

@@ -43,7 +43,7 @@ func TestCompositionBreakerStopsRetriesDuringOutage(t *testing.T) {
 					opened++
 				}
 			})),
-			ratelimit.Middleware(lim))
+			ratelimit.Middleware(ratelimit.InProcess(lim)))
 
 		start := time.Now()
 		_, err := r.Invoke(t.Context(), "q")
@@ -90,7 +90,7 @@ func TestCompositionKeepsCallAttributes(t *testing.T) {
 	r := core.Chain(attributed{llm},
 		retry.Middleware(retry.DefaultRetryConfig(), retry.WithTracerProvider(tp)),
 		breaker.Middleware(gobreaker.Settings{}),
-		ratelimit.Middleware(rate.NewLimiter(rate.Inf, 1)))
+		ratelimit.Middleware(ratelimit.InProcess(rate.NewLimiter(rate.Inf, 1))))
 	if _, err := r.Invoke(t.Context(), "q"); err != nil {
 		t.Fatal(err)
 	}

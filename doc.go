@@ -31,7 +31,7 @@
 //
 // Compose them retry outermost:
 //
-//	r := core.Chain(llm, retry.Middleware(cfg), breaker.Middleware(st), ratelimit.Middleware(lim))
+//	r := core.Chain(llm, retry.Middleware(cfg), breaker.Middleware(st), ratelimit.Middleware(ratelimit.InProcess(lim)))
 //
 // Panics: on the caller's goroutine, a panic of the wrapped Runnable or of a
 // hook propagates unchanged, with every span ended and nothing leaked. On a

@@ -41,6 +41,8 @@ import (
 	"go.opentelemetry.io/otel/trace"
 
 	"github.com/steadfast-go/steadfast/core"
+	"github.com/steadfast-go/steadfast/internal/errproto"
+	"github.com/steadfast-go/steadfast/internal/streams"
 	"github.com/steadfast-go/steadfast/internal/version"
 )
 
@@ -199,12 +201,9 @@ func (r *Runnable) Counts() gobreaker.Counts {
 	return c
 }
 
-// Name returns the inner Runnable's name, if it has one.
-func (r *Runnable) Name() string { return core.NameOf(r.inner) }
-
-// Idempotent reports the inner Runnable's Idempotent, true when it does not
-// say.
-func (r *Runnable) Idempotent() bool { return core.IsIdempotent(r.inner) }
+// Unwrap returns the inner Runnable, so core.NameOf, core.IsIdempotent
+// and retry.CallAttributes see through the breaker.
+func (r *Runnable) Unwrap() core.Runnable { return r.inner }
 
 // Invoke calls the inner Invoke if the circuit allows it.
 func (r *Runnable) Invoke(ctx context.Context, input any, opts ...core.Option) (any, error) {
@@ -262,40 +261,21 @@ func (r *Runnable) Stream(ctx context.Context, input any, opts ...core.Option) (
 // outcome.
 func (t *ticket) forward(ctx context.Context, ch <-chan any, out chan<- any) {
 	defer close(out)
-	last, delivered := pump(ctx, ch, out)
+	res := streams.Pump(ctx, ch, out, nil)
 	defer func() {
 		// A state-change hook panicked. It is the stream's last value
 		// unless an error value was already delivered as such.
-		if v := recover(); v != nil && !delivered {
+		if v := recover(); v != nil && !res.Delivered {
 			core.Send(ctx, out, core.NewPanicError(v))
 		}
 	}()
-	t.report(last)
-}
-
-// pump forwards the stream's values until it ends, and returns the error
-// its outcome is counted by, and whether that error was delivered to the
-// consumer as the last value. An error value fixes the outcome: nothing
-// after it is read.
-func pump(ctx context.Context, ch <-chan any, out chan<- any) (last error, delivered bool) {
-	for {
-		select {
-		case v, ok := <-ch:
-			if !ok {
-				if ctx.Err() != nil { // closed because its context ended
-					return contextOutcome(ctx), false
-				}
-				return nil, false
-			}
-			if err, isErr := v.(error); isErr {
-				return err, core.Send(ctx, out, err)
-			}
-			if !core.Send(ctx, out, v) {
-				return contextOutcome(ctx), false
-			}
-		case <-ctx.Done():
-			return contextOutcome(ctx), false
-		}
+	switch res.End {
+	case streams.Completed:
+		t.report(nil)
+	case streams.Failed: // an error value fixes the outcome
+		t.report(res.Err)
+	default:
+		t.report(contextOutcome(ctx))
 	}
 }
 
@@ -379,25 +359,6 @@ func callerEnded(ctx context.Context) bool {
 // callersFault reports a 4xx status other than 408 and 429: the request
 // was wrong, the provider is healthy.
 func callersFault(err error) bool {
-	var code int
-	var s interface{ StatusCode() int }
-	var hs interface{ HTTPStatusCode() int }
-	switch {
-	case errors.As(err, &s):
-		code = s.StatusCode()
-	case errors.As(err, &hs):
-		code = hs.HTTPStatusCode()
-	default:
-		return false
-	}
-	return code >= 400 && code < 500 && code != 408 && code != 429
-}
-
-// CallAttributes returns the inner Runnable's call-span attributes (see
-// retry.CallAttributer), so they survive this decorator.
-func (r *Runnable) CallAttributes() []attribute.KeyValue {
-	if ca, ok := r.inner.(interface{ CallAttributes() []attribute.KeyValue }); ok {
-		return ca.CallAttributes()
-	}
-	return nil
+	code, ok := errproto.Status(err)
+	return ok && code >= 400 && code < 500 && code != 408 && code != 429
 }

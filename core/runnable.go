@@ -42,18 +42,46 @@ type Idempotency interface {
 	Idempotent() bool
 }
 
-// NameOf returns r's Name when r implements Named, else "". Decorators use
-// it to keep the name of what they wrap.
+// Wrapper is implemented by a decorator that wraps one Runnable and keeps
+// its meaning: Unwrap returns the Runnable it wraps. NameOf, IsIdempotent
+// and Find follow Unwrap, so such a decorator need not forward Name,
+// Idempotent or other optional methods by hand. A decorator that changes
+// what a method means (a fallback's Idempotent, true only when every
+// candidate is) implements that method itself, and the lookup stops there.
+type Wrapper interface {
+	Unwrap() Runnable
+}
+
+// Find returns the first Runnable in r's chain that is a T: r itself, else
+// what r's Unwrap returns, and so on. It reports false when none is.
+func Find[T any](r Runnable) (T, bool) {
+	for r != nil {
+		if t, ok := r.(T); ok {
+			return t, true
+		}
+		w, ok := r.(Wrapper)
+		if !ok {
+			break
+		}
+		r = w.Unwrap()
+	}
+	var zero T
+	return zero, false
+}
+
+// NameOf returns the Name of the first Runnable in r's chain (see Find)
+// that implements Named, else "".
 func NameOf(r Runnable) string {
-	if n, ok := r.(Named); ok {
+	if n, ok := Find[Named](r); ok {
 		return n.Name()
 	}
 	return ""
 }
 
-// IsIdempotent returns r's Idempotent when r implements Idempotency, else
-// true: a Runnable that does not say is presumed safe to repeat.
+// IsIdempotent returns the Idempotent of the first Runnable in r's chain
+// (see Find) that implements Idempotency, else true: a Runnable that does
+// not say is presumed safe to repeat.
 func IsIdempotent(r Runnable) bool {
-	i, ok := r.(Idempotency)
+	i, ok := Find[Idempotency](r)
 	return !ok || i.Idempotent()
 }

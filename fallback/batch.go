@@ -2,10 +2,10 @@ package fallback
 
 import (
 	"context"
-	"errors"
 	"fmt"
 
 	"github.com/steadfast-go/steadfast/core"
+	"github.com/steadfast-go/steadfast/internal/batchcheck"
 )
 
 // Batch sends the batch to the first candidate, then only the items that
@@ -84,25 +84,15 @@ func (b *batchCall) result() *core.BatchError {
 
 // itemErrors returns the error of each of n items sent to candidate i:
 // from its *core.BatchError, or its whole-batch error for every item. An
-// answer of the wrong shape is an error for every item.
+// answer that breaks the Batch contract is an error for every item.
 func itemErrors(i, n int, outs []any, err error) []error {
-	errs := make([]error, n)
-	be, isBatch := errors.AsType[*core.BatchError](err)
-	var bad error
-	switch {
-	case err == nil && len(outs) == n:
+	errs, _, bad := batchcheck.Items(n, outs, err)
+	if bad == nil {
 		return errs
-	case err == nil:
-		bad = fmt.Errorf("fallback: candidate %d's Batch returned %d outputs for %d inputs", i, len(outs), n)
-	case isBatch && be != nil && len(be.Errs) == n && (len(outs) == n || len(be.Failed()) == n):
-		return be.Errs
-	case isBatch:
-		bad = fmt.Errorf("fallback: candidate %d's Batch returned a malformed *core.BatchError: %w", i, err)
-	default:
-		bad = err
 	}
+	errs = make([]error, n)
 	for k := range errs {
-		errs[k] = bad
+		errs[k] = fmt.Errorf("fallback: candidate %d: %w", i, bad)
 	}
 	return errs
 }

@@ -12,6 +12,7 @@ import (
 	"go.opentelemetry.io/otel/trace"
 
 	"github.com/steadfast-go/steadfast/core"
+	"github.com/steadfast-go/steadfast/internal/errproto"
 	"github.com/steadfast-go/steadfast/retry"
 )
 
@@ -74,18 +75,9 @@ func CannotServe(err error) bool {
 	return core.IsLocal(err)
 }
 
-// hasErrorType reports whether an error in err's chain names one of types
-// with an ErrorType() method, as the provider adapters' errors do
-// ("context_length_exceeded").
+// hasErrorType reports whether err's error.type is one of types.
 func hasErrorType(err error, types []string) bool {
-	if len(types) == 0 {
-		return false
-	}
-	t, ok := errors.AsType[interface {
-		error
-		ErrorType() string
-	}](err)
-	return ok && slices.Contains(types, t.ErrorType())
+	return len(types) > 0 && slices.Contains(types, errproto.Type(err))
 }
 
 // next reports whether a call that failed on candidate i with err moves to
@@ -144,6 +136,15 @@ func (e *Error) Error() string {
 // Unwrap returns every candidate's failure.
 func (e *Error) Unwrap() []error { return e.Errs }
 
+// ErrorType names the failure for telemetry by its last candidate's
+// error.type.
+func (e *Error) ErrorType() string {
+	if len(e.Errs) == 0 {
+		return ""
+	}
+	return errproto.Type(e.Errs[len(e.Errs)-1])
+}
+
 func (r *Runnable) newError(errs []error) *Error {
 	return &Error{Errs: errs, Names: r.names[:len(errs)]}
 }
@@ -194,10 +195,11 @@ func WithSwitchIf(f func(error) bool) Option {
 	}
 }
 
-// WithSwitchOn adds error types to the default rule: a failure with an
-// ErrorType() in types moves to the next candidate too. The provider
-// adapters name their errors by the provider's code:
-// WithSwitchOn("context_length_exceeded", "content_filter").
+// WithSwitchOn adds error types to the default rule: a failure whose
+// error.type is in types moves to the next candidate too. The provider
+// adapters name their errors by the provider's code
+// (WithSwitchOn("context_length_exceeded", "content_filter")); a status
+// code without one is its error.type ("400").
 func WithSwitchOn(types ...string) Option {
 	return func(c *config) { c.switchOn = append(c.switchOn, types...) }
 }
@@ -234,10 +236,7 @@ func WithMeterProvider(mp metric.MeterProvider) Option {
 }
 
 // CallAttributes returns the first candidate's call-span attributes (see
-// retry.CallAttributer).
+// retry.CallAttributes), through the decorators that wrap it.
 func (r *Runnable) CallAttributes() []attribute.KeyValue {
-	if ca, ok := r.candidates[0].(retry.CallAttributer); ok {
-		return ca.CallAttributes()
-	}
-	return nil
+	return retry.CallAttributes(r.candidates[0])
 }

@@ -5,6 +5,7 @@ import (
 	"errors"
 
 	"github.com/steadfast-go/steadfast/core"
+	"github.com/steadfast-go/steadfast/internal/streams"
 )
 
 var (
@@ -29,12 +30,12 @@ func (r *Runnable) Stream(ctx context.Context, input any, opts ...core.Option) (
 	if err := s.start(ctx); err != nil {
 		return nil, err
 	}
-	out := make(chan any)
-	go s.forward(ctx, out)
-	return out, nil
+	return streams.Forward(ctx, streams.Source{C: s.ch, Cancel: s.cancel}, s,
+		streams.Config{Abandon: func(error) error { return errSwitched }}), nil
 }
 
-// streamCall is the state of one Stream call.
+// streamCall is the state of one Stream call: the streams.Committer of
+// fallback.
 type streamCall struct {
 	r      *Runnable
 	c      *call
@@ -54,7 +55,7 @@ func (s *streamCall) start(ctx context.Context) error {
 		s.c.fail(e)
 		return e
 	}
-	s.c.Settled = true // the forwarding goroutine owns the call from here
+	s.c.HandedOff = true
 	return nil
 }
 
@@ -89,99 +90,42 @@ func (s *streamCall) failed(ctx context.Context, err error) *Error {
 	return nil
 }
 
-// forward runs on the stream's goroutine: it awaits the first chunk,
-// moving on to the next candidate on failures, then pumps the rest.
-func (s *streamCall) forward(ctx context.Context, out chan<- any) {
-	s.c.Settled = false // this goroutine owns the call now
-	defer close(out)
-	defer func() { s.cancel(nil) }()
-	defer s.recoverPanic(ctx, out)
-	if s.awaitFirst(ctx, out) {
-		s.pump(ctx, out)
+// Next implements streams.Committer: candidate s.i failed before the
+// commit; the next candidate's stream, when the failure allows it.
+func (s *streamCall) Next(ctx context.Context, err error) (streams.Source, error) {
+	e := s.failed(ctx, err)
+	if e == nil {
+		s.i++
+		e = s.open(ctx)
 	}
+	if e != nil {
+		return streams.Source{}, e
+	}
+	return streams.Source{C: s.ch, Cancel: s.cancel}, nil
 }
 
-// awaitFirst delivers the first chunk of the first candidate that yields
-// one, and reports whether it did; when not, the call has ended.
-func (s *streamCall) awaitFirst(ctx context.Context, out chan<- any) bool {
-	for {
-		var v any
-		var ok bool
-		select {
-		case v, ok = <-s.ch:
-		case <-ctx.Done():
-			s.c.fail(context.Cause(ctx))
-			return false
-		}
-		err, isErr := v.(error)
-		switch {
-		case !ok:
-			s.end(ctx)
-			return false
-		case !isErr:
-			if !core.Send(ctx, out, v) {
-				s.c.fail(context.Cause(ctx))
-				return false
-			}
-			return true
-		}
-		s.cancel(errSwitched)
-		e := s.failed(ctx, err)
-		if e == nil {
-			s.i++
-			e = s.open(ctx)
-		}
-		if e != nil {
-			core.Send(ctx, out, e)
-			s.c.fail(e)
-			return false
-		}
-	}
-}
+// Committed implements streams.Committer: from here on nothing moves.
+func (s *streamCall) Committed(context.Context) {}
 
-// pump forwards every value after the first chunk.
-func (s *streamCall) pump(ctx context.Context, out chan<- any) {
-	for {
-		select {
-		case v, ok := <-s.ch:
-			if !ok {
-				s.end(ctx)
-				return
-			}
-			if err, isErr := v.(error); isErr {
-				core.Send(ctx, out, err)
-				s.c.fail(err)
-				return
-			}
-			if !core.Send(ctx, out, v) {
-				s.c.fail(context.Cause(ctx))
-				return
-			}
-		case <-ctx.Done():
-			s.c.fail(context.Cause(ctx))
-			return
-		}
-	}
-}
-
-// end ends a stream that closed: a success, unless the caller's context
-// ended it.
-func (s *streamCall) end(ctx context.Context) {
-	if ctx.Err() != nil {
+// Ended implements streams.Committer: it ends the call.
+func (s *streamCall) Ended(ctx context.Context, r streams.Result) {
+	switch r.End {
+	case streams.Completed:
+		s.c.succeed(s.i, s.r.names[s.i])
+	case streams.Failed, streams.GaveUp:
+		s.c.fail(r.Err)
+	case streams.Canceled:
 		s.c.fail(context.Cause(ctx))
-		return
 	}
-	s.c.succeed(s.i, s.r.names[s.i])
 }
 
-// recoverPanic turns a panic on the forwarding goroutine into the stream's
-// last value.
-func (s *streamCall) recoverPanic(ctx context.Context, out chan<- any) {
-	v := recover()
-	if s.c.Settled {
-		return
+// Unwound implements streams.Committer: a panic on the forwarding
+// goroutine is the stream's last value.
+func (s *streamCall) Unwound(_ context.Context, v any, _ int) (error, bool) {
+	if s.c.Ended {
+		return nil, false
 	}
 	pe := core.NewPanicError(v)
 	s.c.fail(pe)
-	core.Send(ctx, out, pe)
+	return pe, true
 }

@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"strconv"
 
 	"go.opentelemetry.io/otel/attribute"
 	"go.opentelemetry.io/otel/metric"
@@ -12,6 +11,7 @@ import (
 	"go.opentelemetry.io/otel/trace"
 
 	"github.com/steadfast-go/steadfast/internal/callspan"
+	"github.com/steadfast-go/steadfast/internal/errproto"
 	"github.com/steadfast-go/steadfast/internal/version"
 )
 
@@ -94,24 +94,10 @@ func (c *call) fail(err error) {
 	c.Fail(err, AttrSwitches.Int(c.switches), semconv.ErrorTypeKey.String(errorType(err)))
 }
 
-// errorType is a bounded error.type: the last failure's own ErrorType(),
-// else its status code, else _OTHER.
+// errorType is err's error.type: for an *Error, its last failure's.
 func errorType(err error) string {
-	var fe *Error
-	if errors.As(err, &fe) && len(fe.Errs) > 0 {
-		err = fe.Errs[len(fe.Errs)-1]
+	if fe, ok := errors.AsType[*Error](err); ok {
+		return fe.ErrorType()
 	}
-	if t, ok := errors.AsType[interface {
-		error
-		ErrorType() string
-	}](err); ok && t.ErrorType() != "" {
-		return t.ErrorType()
-	}
-	if s, ok := errors.AsType[interface {
-		error
-		StatusCode() int
-	}](err); ok {
-		return strconv.Itoa(s.StatusCode())
-	}
-	return "_OTHER"
+	return errproto.Type(err)
 }

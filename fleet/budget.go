@@ -18,11 +18,9 @@ import (
 // The fleet's counts are kept in slots of a tenth of a second, summed over
 // a second: the window of retry.AdaptiveBudget.
 const (
-	slot    = 100 * time.Millisecond
-	slots   = 10
-	window  = slot * slots
-	quorum  = 10   // retries in the window that make their success share count on their own
-	minRate = 1e-3 // retries a second: never quite zero, so a wait is finite
+	slot   = 100 * time.Millisecond
+	slots  = 10
+	window = slot * slots
 )
 
 // Budget is a retry.Budget shared by a fleet: retry.AdaptiveBudget's
@@ -43,22 +41,19 @@ type Budget struct {
 	client  redis.UniversalClient
 	keys    []string
 	id      string
-	p       pacing
 	timeout time.Duration
 	h       *health
 	local   *retry.AdaptiveBudget
 
 	firsts, retries, retryOK atomic.Int64
 
-	mu        sync.Mutex
-	pushed    counts    // the counts Redis has had
-	fleet     counts    // the fleet's counts over the window, as of the last exchange
-	procs     int64     // processes that exchanged within the window
-	mine      []int64   // this process's first attempts sent at each of the last exchanges
-	next      int       // the oldest entry of mine
-	tokens    float64   // may go negative: retries reserved ahead
-	lastShare float64   // the retries' success share when the fleet last had a quorum of them
-	last      time.Time // when tokens were last refilled
+	mu     sync.Mutex
+	pace   *retry.Pacing // retry.AdaptiveBudget's arithmetic, on the fleet's counts
+	pushed counts        // the counts Redis has had
+	fleet  counts        // the fleet's counts over the window, as of the last exchange
+	procs  int64         // processes that exchanged within the window
+	mine   []int64       // this process's first attempts sent at each of the last exchanges
+	next   int           // the oldest entry of mine
 
 	stop      chan struct{}
 	done      chan struct{}
@@ -67,18 +62,15 @@ type Budget struct {
 
 type counts struct{ firsts, retries, retryOK int64 }
 
-var (
-	_ retry.Pacer           = (*Budget)(nil)
-	_ retry.AttemptRecorder = (*Budget)(nil)
-)
+var _ retry.Budget = (*Budget)(nil)
 
 // NewBudget returns a Budget over the Redis keys "steadfast:budget:{key}"
 // and starts its goroutine; Close it when done. Every process calling one
 // provider should use the same key and setting (WithPacing; by default
 // retry.RecommendedBudget's). Redis need not be reachable yet. It reports
 // an error naming the first bad argument.
-func NewBudget(client redis.UniversalClient, key string, opts ...Option) (*Budget, error) {
-	c := newConfig(opts)
+func NewBudget(client redis.UniversalClient, key string, opts ...BudgetOption) (*Budget, error) {
+	c := budgetConfig(opts)
 	if err := checkClient("NewBudget", client); err != nil {
 		return nil, err
 	}
@@ -91,6 +83,10 @@ func NewBudget(client redis.UniversalClient, key string, opts ...Option) (*Budge
 	p := recommended
 	if c.pacing != nil {
 		p = *c.pacing
+	}
+	pace, err := retry.NewPacing(p.ratio, p.minPerSecond, p.maxWait)
+	if err != nil {
+		return nil, fmt.Errorf("fleet: NewBudget: WithPacing: %w", err)
 	}
 	local, err := retry.NewAdaptiveBudget(p.ratio, p.minPerSecond, p.maxWait)
 	if err != nil {
@@ -106,9 +102,9 @@ func NewBudget(client redis.UniversalClient, key string, opts ...Option) (*Budge
 	b := &Budget{
 		client: client, keys: []string{tag + ":counts", tag + ":procs"},
 		id: fmt.Sprintf("%d-%s", os.Getpid(), hex.EncodeToString(id[:])),
-		p:  p, timeout: c.timeout, h: h, local: local,
-		mine:   make([]int64, int((window+c.syncInterval-1)/c.syncInterval)),
-		tokens: 1, last: time.Now(), procs: 1, lastShare: 1,
+		timeout: c.timeout, h: h, local: local, pace: pace,
+		mine:  make([]int64, int((window+c.syncInterval-1)/c.syncInterval)),
+		procs: 1,
 		stop: make(chan struct{}), done: make(chan struct{}),
 	}
 	go b.run(c.syncInterval)
@@ -142,78 +138,37 @@ func (b *Budget) RecordAttempt(ctx context.Context, n int, success bool) {
 	}
 }
 
-// Record counts a first attempt (for callers that do not number them).
-func (b *Budget) Record(ctx context.Context, _ bool) { b.RecordAttempt(ctx, 1, true) }
-
-// AllowRetry reports whether a retry may be made now, with no wait.
-func (b *Budget) AllowRetry(ctx context.Context) bool {
-	if b.h.down.Load() {
-		return b.local.AllowRetry(ctx)
-	}
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	b.refill(time.Now())
-	if b.tokens >= 1 {
-		b.tokens--
-		return true
-	}
-	return false
-}
-
 // ReserveRetry takes a retry's token: the wait until it is due, or false
-// when that would be longer than the setting's maxWait.
-func (b *Budget) ReserveRetry(ctx context.Context) (time.Duration, bool) {
+// when that would be longer than maxWait or the setting's.
+func (b *Budget) ReserveRetry(ctx context.Context, maxWait time.Duration) (time.Duration, bool) {
 	if b.h.down.Load() {
 		b.h.traceLocal(ctx)
-		return b.local.ReserveRetry(ctx)
+		return b.local.ReserveRetry(ctx, maxWait)
 	}
+	now := time.Now()
 	b.mu.Lock()
 	defer b.mu.Unlock()
-	rate := b.refill(time.Now())
-	if b.tokens >= 1 {
-		b.tokens--
-		return 0, true
-	}
-	wait := time.Duration((1 - b.tokens) / rate * float64(time.Second))
-	if wait > b.p.maxWait {
-		return 0, false
-	}
-	b.tokens--
-	return wait, true
+	return b.pace.Reserve(now, b.rate(), maxWait)
 }
 
-// refill works out this process's rate from the fleet's counts and its own
-// not yet sent, and adds the tokens earned since the last refill; the
-// bucket holds at most a tenth of a second of them. It runs under b.mu.
-func (b *Budget) refill(now time.Time) float64 {
+// rate is this process's part of the fleet's rate, worked out from the
+// fleet's counts and this process's own not yet sent, in proportion to its
+// first attempts. It runs under b.mu.
+func (b *Budget) rate() float64 {
 	pf := b.firsts.Load() - b.pushed.firsts
-	fleetFirsts := b.fleet.firsts + pf
+	firsts := b.fleet.firsts + pf
 	retries := b.fleet.retries + b.retries.Load() - b.pushed.retries
-	// As in retry.AdaptiveBudget: fewer retries than a quorum are made up
-	// to one with retries that fare as they did when the fleet last had a
-	// quorum, so a long outage stays at the floor.
 	ok := b.fleet.retryOK + b.retryOK.Load() - b.pushed.retryOK
-	var share float64
-	if retries >= quorum {
-		share = float64(ok) / float64(retries)
-		b.lastShare = share
-	} else {
-		share = (float64(ok) + float64(quorum-retries)*b.lastShare) / quorum
-	}
-	fleetRate := max(b.p.minPerSecond, b.p.ratio*share*float64(fleetFirsts)/window.Seconds())
+	fleetRate := b.pace.Rate(firsts, retries, ok, window)
 	part := 1 / float64(max(b.procs, 1))
-	if fleetFirsts > 0 {
+	if firsts > 0 {
 		var mine int64
 		for _, n := range b.mine {
 			mine += n
 		}
-		part = min(float64(mine+pf)/float64(fleetFirsts), 1)
+		part = min(float64(mine+pf)/float64(firsts), 1)
 	}
-	rate := max(fleetRate*part, minRate)
-	burst := max(rate*slot.Seconds(), 1)
-	b.tokens = min(b.tokens+rate*now.Sub(b.last).Seconds(), burst)
-	b.last = now
-	return rate
+	return fleetRate * part
 }
 
 // run exchanges the counts with Redis every interval until Close.

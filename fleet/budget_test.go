@@ -9,11 +9,12 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/steadfast-go/steadfast/fleet"
+	"github.com/steadfast-go/steadfast/retry"
 )
 
-func newBudget(t testing.TB, c redis.UniversalClient, key string, opts ...fleet.Option) *fleet.Budget {
+func newBudget(t testing.TB, c redis.UniversalClient, key string, opts ...fleet.BudgetOption) *fleet.Budget {
 	t.Helper()
-	b, err := fleet.NewBudget(c, key, append([]fleet.Option{fleet.WithLogger(quiet)}, opts...)...)
+	b, err := fleet.NewBudget(c, key, append([]fleet.BudgetOption{fleet.WithLogger(quiet)}, opts...)...)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -27,15 +28,15 @@ func TestNewBudgetRejectsBadArguments(t *testing.T) {
 		name   string
 		client redis.UniversalClient
 		key    string
-		opts   []fleet.Option
+		opts   []fleet.BudgetOption
 		want   string
 	}{
 		{"nil client", nil, "k", nil, "client is nil"},
 		{"empty key", good, "", nil, "key is empty"},
-		{"zero sync", good, "k", []fleet.Option{fleet.WithSyncInterval(0)}, "WithSyncInterval(0s)"},
-		{"sync past the window", good, "k", []fleet.Option{fleet.WithSyncInterval(2 * time.Second)}, "WithSyncInterval(2s)"},
-		{"bad pacing", good, "k", []fleet.Option{fleet.WithPacing(0, 1, time.Second)}, "ratio is 0"},
-		{"negative timeout", good, "k", []fleet.Option{fleet.WithTimeout(-time.Second)}, "WithTimeout(-1s)"},
+		{"zero sync", good, "k", []fleet.BudgetOption{fleet.WithSyncInterval(0)}, "WithSyncInterval(0s)"},
+		{"sync past the window", good, "k", []fleet.BudgetOption{fleet.WithSyncInterval(2 * time.Second)}, "WithSyncInterval(2s)"},
+		{"bad pacing", good, "k", []fleet.BudgetOption{fleet.WithPacing(0, 1, time.Second)}, "ratio is 0"},
+		{"negative timeout", good, "k", []fleet.BudgetOption{fleet.WithTimeout(-time.Second)}, "WithTimeout(-1s)"},
 	} {
 		b, err := fleet.NewBudget(tc.client, tc.key, tc.opts...)
 		if err == nil || !strings.Contains(err.Error(), tc.want) {
@@ -71,17 +72,17 @@ func TestBudgetLearnsFromTheFleet(t *testing.T) {
 	time.Sleep(50 * time.Millisecond) // a few exchanges
 	ctx := t.Context()
 	for _, b := range []*fleet.Budget{learning, alone} {
-		if _, ok := b.ReserveRetry(ctx); !ok {
+		if _, ok := b.ReserveRetry(ctx, time.Hour); !ok {
 			t.Fatal("the first retry, from a full bucket, was refused")
 		}
 	}
 	// Alone, 100 first attempts a second allow 50 retries a second: the
 	// next is 20 ms away. In the fleet, whose retries all fail, the floor
 	// of 1 a second is split between two replicas: 2 s, past the 1 s wait.
-	if wait, ok := alone.ReserveRetry(ctx); !ok || wait > 100*time.Millisecond {
+	if wait, ok := alone.ReserveRetry(ctx, time.Hour); !ok || wait > 100*time.Millisecond {
 		t.Errorf("alone: ReserveRetry() = %v, %v; want a short wait", wait, ok)
 	}
-	if wait, ok := learning.ReserveRetry(ctx); ok {
+	if wait, ok := learning.ReserveRetry(ctx, time.Hour); ok {
 		t.Errorf("in the failing fleet: ReserveRetry() = %v, true; want a refusal", wait)
 	}
 	if learning.Degraded() || alone.Degraded() {
@@ -100,10 +101,16 @@ func TestBudgetWithoutRedisDecidesLocally(t *testing.T) {
 	if !b.Degraded() {
 		t.Fatal("Degraded() = false with Redis unreachable")
 	}
-	if !b.AllowRetry(t.Context()) {
+	if !allowNow(b, t.Context()) {
 		t.Error("the local budget refused the first retry from its full bucket")
 	}
 	if err := b.Close(); err != nil {
 		t.Error(err)
 	}
+}
+
+// allowNow asks b for a retry that may not wait.
+func allowNow(b retry.Budget, ctx context.Context) bool {
+	_, ok := b.ReserveRetry(ctx, 0)
+	return ok
 }

@@ -22,14 +22,14 @@ func ExampleNewLimiter() {
 	client := redis.NewClient(&redis.Options{Addr: "localhost:6379", ContextTimeoutEnabled: true})
 	defer client.Close()
 	lim, err := fleet.NewLimiter(client, "openai-tpm", rate.Limit(2_000_000.0/60), 2_000_000,
-		fleet.WithLocalShare(1.0/8)) // one of 8 replicas, while Redis is away
+		fleet.WithFallbackShare(1.0/8)) // one of 8 replicas, while Redis is away
 	if err != nil {
 		panic(err)
 	}
 	llm := core.RunnableFunc(func(context.Context, any, ...core.Option) (any, error) { return 42, nil })
 	r := core.Chain(llm,
 		retry.Middleware(retry.DefaultRetryConfig()),
-		ratelimit.MiddlewareWithBackend(lim,
+		ratelimit.Middleware(lim,
 			ratelimit.WithCost(func(in any) int { return len(in.(string))/4 + 1024 }), // prompt + max_tokens
 			ratelimit.WithUsage(func(out any) int { return out.(int) })))              // the tokens the provider counted
 	out, err := r.Invoke(context.Background(), "Summarise this article.")

@@ -16,12 +16,12 @@ import (
 
 // Limiter is a ratelimit.Backend whose bucket is kept in Redis: every
 // process that builds one with the same key and limit draws from it. Pass
-// it to ratelimit.NewWithBackend or ratelimit.MiddlewareWithBackend; with
+// it to ratelimit.New or ratelimit.Middleware; with
 // ratelimit.WithCost and ratelimit.WithUsage, the bucket counts tokens.
 //
 // Each Reserve is one Redis round trip, bounded by WithTimeout; so is each
 // Adjust. When Redis does not answer in time, the Limiter decides locally
-// with its share of the limit (WithLocalShare), tries Redis again with one
+// with its share of the limit (WithFallbackShare), tries Redis again with one
 // call a second, and goes back to the shared bucket as soon as it answers.
 // It is safe for concurrent use.
 type Limiter struct {
@@ -32,7 +32,7 @@ type Limiter struct {
 	share   float64
 	timeout time.Duration
 	h       *health
-	local   atomic.Pointer[ratelimit.LocalBackend]
+	local   atomic.Pointer[ratelimit.InProcessBackend]
 }
 
 var _ ratelimit.Backend = (*Limiter)(nil)
@@ -43,8 +43,8 @@ var _ ratelimit.Backend = (*Limiter)(nil)
 // most the largest cost a call may have. Every process sharing the key must
 // give the same r and burst. It reports an error naming the first bad
 // argument.
-func NewLimiter(client redis.UniversalClient, key string, r rate.Limit, burst int, opts ...Option) (*Limiter, error) {
-	c := newConfig(opts)
+func NewLimiter(client redis.UniversalClient, key string, r rate.Limit, burst int, opts ...LimiterOption) (*Limiter, error) {
+	c := limiterConfig(opts)
 	if err := checkClient("NewLimiter", client); err != nil {
 		return nil, err
 	}
@@ -56,8 +56,8 @@ func NewLimiter(client redis.UniversalClient, key string, r rate.Limit, burst in
 		return nil, fmt.Errorf("fleet: NewLimiter: rate is %v, must be positive and finite", r)
 	case burst < 1:
 		return nil, fmt.Errorf("fleet: NewLimiter: burst is %d, must be at least 1", burst)
-	case !(c.localShare > 0 && c.localShare <= 1):
-		return nil, fmt.Errorf("fleet: NewLimiter: WithLocalShare(%v): must be in (0, 1]", c.localShare)
+	case !(c.fallbackShare > 0 && c.fallbackShare <= 1):
+		return nil, fmt.Errorf("fleet: NewLimiter: WithFallbackShare(%v): must be in (0, 1]", c.fallbackShare)
 	}
 	h, err := newHealth(c, "limiter", key)
 	if err != nil {
@@ -65,7 +65,7 @@ func NewLimiter(client redis.UniversalClient, key string, r rate.Limit, burst in
 	}
 	l := &Limiter{
 		client: client, key: "steadfast:limit:" + key, burst: burst,
-		limit: r, share: c.localShare, timeout: c.timeout, h: h,
+		limit: r, share: c.fallbackShare, timeout: c.timeout, h: h,
 	}
 	l.resetLocal()
 	h.onDown = l.resetLocal
@@ -80,7 +80,7 @@ func (l *Limiter) resetLocal() {
 	if spent := l.burst - int(math.Ceil(float64(l.burst)*l.share)); spent > 0 {
 		lim.ReserveN(time.Now(), spent)
 	}
-	l.local.Store(ratelimit.Local(lim).(*ratelimit.LocalBackend))
+	l.local.Store(ratelimit.InProcess(lim))
 }
 
 // Reserve implements ratelimit.Backend.

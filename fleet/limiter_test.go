@@ -20,9 +20,9 @@ import (
 	"github.com/steadfast-go/steadfast/ratelimit"
 )
 
-func newLimiter(t testing.TB, c redis.UniversalClient, key string, r rate.Limit, burst int, opts ...fleet.Option) *fleet.Limiter {
+func newLimiter(t testing.TB, c redis.UniversalClient, key string, r rate.Limit, burst int, opts ...fleet.LimiterOption) *fleet.Limiter {
 	t.Helper()
-	l, err := fleet.NewLimiter(c, key, r, burst, append([]fleet.Option{fleet.WithLogger(quiet)}, opts...)...)
+	l, err := fleet.NewLimiter(c, key, r, burst, append([]fleet.LimiterOption{fleet.WithLogger(quiet)}, opts...)...)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -47,7 +47,7 @@ func TestNewLimiterRejectsBadArguments(t *testing.T) {
 		key    string
 		rate   rate.Limit
 		burst  int
-		opts   []fleet.Option
+		opts   []fleet.LimiterOption
 		want   string
 	}{
 		{"nil client", nil, "k", 1, 1, nil, "client is nil"},
@@ -57,9 +57,9 @@ func TestNewLimiterRejectsBadArguments(t *testing.T) {
 		{"zero rate", good, "k", 0, 1, nil, "rate is 0"},
 		{"infinite rate", good, "k", rate.Inf, 1, nil, "rate is"},
 		{"zero burst", good, "k", 1, 0, nil, "burst is 0"},
-		{"zero share", good, "k", 1, 1, []fleet.Option{fleet.WithLocalShare(0)}, "WithLocalShare(0)"},
-		{"share above 1", good, "k", 1, 1, []fleet.Option{fleet.WithLocalShare(1.5)}, "WithLocalShare(1.5)"},
-		{"zero timeout", good, "k", 1, 1, []fleet.Option{fleet.WithTimeout(0)}, "WithTimeout(0s)"},
+		{"zero share", good, "k", 1, 1, []fleet.LimiterOption{fleet.WithFallbackShare(0)}, "WithFallbackShare(0)"},
+		{"share above 1", good, "k", 1, 1, []fleet.LimiterOption{fleet.WithFallbackShare(1.5)}, "WithFallbackShare(1.5)"},
+		{"zero timeout", good, "k", 1, 1, []fleet.LimiterOption{fleet.WithTimeout(0)}, "WithTimeout(0s)"},
 	} {
 		_, err := fleet.NewLimiter(tc.client, tc.key, tc.rate, tc.burst, tc.opts...)
 		if err == nil || !strings.Contains(err.Error(), tc.want) {
@@ -76,7 +76,7 @@ func TestLimiterWithoutRedisDecidesLocally(t *testing.T) {
 	var logs strings.Builder
 	var mu sync.Mutex
 	logger := slog.New(slog.NewTextHandler(lockedWriter{&mu, &logs}, nil))
-	l := newLimiter(t, unreachable(t), "k", 100, 10, fleet.WithLocalShare(0.5),
+	l := newLimiter(t, unreachable(t), "k", 100, 10, fleet.WithFallbackShare(0.5),
 		fleet.WithLogger(logger), fleet.WithMeterProvider(sdkmetric.NewMeterProvider(sdkmetric.WithReader(reader))))
 	rec := tracetest.NewSpanRecorder()
 	ctx, span := sdktrace.NewTracerProvider(sdktrace.WithSpanProcessor(rec)).Tracer("test").Start(t.Context(), "call")

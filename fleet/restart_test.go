@@ -40,7 +40,7 @@ func TestRedisStoppedMidRun(t *testing.T) {
 	s := startServer(t)
 	c := dial(t, s.addr())
 	key := uniqueKey(t)
-	lim := newLimiter(t, c, key, 2000, 50, fleet.WithLocalShare(0.5))
+	lim := newLimiter(t, c, key, 2000, 50, fleet.WithFallbackShare(0.5))
 	budget := newBudget(t, c, key, fleet.WithSyncInterval(20*time.Millisecond))
 	var provider atomic.Int64
 	inner := core.RunnableFunc(func(context.Context, any, ...core.Option) (any, error) {
@@ -49,7 +49,7 @@ func TestRedisStoppedMidRun(t *testing.T) {
 		}
 		return answer{tokens: 3}, nil
 	})
-	limited, err := ratelimit.NewWithBackend(inner, lim, ratelimit.WithMeterProvider(mnoop.NewMeterProvider()),
+	limited, err := ratelimit.New(inner, lim, ratelimit.WithMeterProvider(mnoop.NewMeterProvider()),
 		ratelimit.WithCost(func(any) int { return 5 }), ratelimit.WithUsage(func(out any) int {
 			if a, ok := out.(answer); ok {
 				return a.tokens

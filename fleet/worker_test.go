@@ -132,7 +132,7 @@ func limiterWorker(c *redis.Client, key string, start time.Time, run time.Durati
 	if err != nil {
 		return 0, err
 	}
-	r, err := ratelimit.NewWithBackend(core.RunnableFunc(func(context.Context, any, ...core.Option) (any, error) {
+	r, err := ratelimit.New(core.RunnableFunc(func(context.Context, any, ...core.Option) (any, error) {
 		return nil, nil
 	}), lim, ratelimit.WithMeterProvider(mnoop.NewMeterProvider()))
 	if err != nil {

@@ -5,12 +5,14 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"strings"
 	"time"
 
 	"go.opentelemetry.io/otel/metric"
 	"go.opentelemetry.io/otel/trace"
 
 	"github.com/steadfast-go/steadfast/core"
+	"github.com/steadfast-go/steadfast/internal/errproto"
 	"github.com/steadfast-go/steadfast/retry"
 )
 
@@ -146,11 +148,42 @@ func WithMeterProvider(mp metric.MeterProvider) Option {
 	}
 }
 
-// Name returns the inner Runnable's Name.
-func (r *Runnable) Name() string { return core.NameOf(r.targets[0]) }
+// Unwrap returns the inner Runnable, so core.NameOf and
+// retry.CallAttributes see through the hedge.
+func (r *Runnable) Unwrap() core.Runnable { return r.targets[0] }
 
 // Idempotent reports whether every target is idempotent.
 func (r *Runnable) Idempotent() bool { return r.hedged }
+
+// Error is the failure of a hedged call that no attempt answered: the
+// failures of the attempts that failed, in the order they failed, and,
+// when the caller's context ended the call first, that context's error
+// last. errors.Is and errors.As reach each.
+type Error struct {
+	Errs []error
+}
+
+// Error says how many attempts failed and quotes each failure.
+func (e *Error) Error() string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "hedge: %d attempt(s) failed", len(e.Errs))
+	for i, err := range e.Errs {
+		fmt.Fprintf(&b, "; [%d] %v", i, err)
+	}
+	return b.String()
+}
+
+// Unwrap returns the failures.
+func (e *Error) Unwrap() []error { return e.Errs }
+
+// ErrorType names the failure for telemetry by its last failure's
+// error.type.
+func (e *Error) ErrorType() string {
+	if len(e.Errs) == 0 {
+		return ""
+	}
+	return errproto.Type(e.Errs[len(e.Errs)-1])
+}
 
 // delay returns the wait before the next hedge.
 func (r *Runnable) delay(w *window) time.Duration {

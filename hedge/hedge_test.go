@@ -101,8 +101,8 @@ func TestNonIdempotentIsNeverHedged(t *testing.T) {
 // refusing is a budget that refuses every retry, and so every hedge.
 type refusing struct{}
 
-func (refusing) AllowRetry(context.Context) bool { return false }
-func (refusing) Record(context.Context, bool)    {}
+func (refusing) ReserveRetry(context.Context, time.Duration) (time.Duration, bool) { return 0, false }
+func (refusing) RecordAttempt(context.Context, int, bool)                          {}
 
 func TestBudgetIsAskedBeforeEachHedge(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {

@@ -21,8 +21,8 @@ type answer struct {
 }
 
 // race makes the attempts of one call, each do(ctx, target) on a goroutine
-// of its own, and returns the first success, or the last failure once
-// every attempt failed, or the context's error.
+// of its own, and returns the first success, or an *Error once every
+// attempt failed or the caller's context ended.
 func (r *Runnable) race(ctx context.Context, m method, w *window, do func(context.Context, core.Runnable) answer) (answer, error) {
 	start := time.Now()
 	ctx, c := r.tel.begin(ctx, m)
@@ -32,8 +32,7 @@ func (r *Runnable) race(ctx context.Context, m method, w *window, do func(contex
 	rc.launch(ctx)
 	timer := time.NewTimer(r.delay(w))
 	defer timer.Stop()
-	var last error
-	failed := 0
+	var errs []error
 	for {
 		select {
 		case a := <-rc.results:
@@ -56,13 +55,12 @@ func (r *Runnable) race(ctx context.Context, m method, w *window, do func(contex
 			case a.err == nil: // a success that lost: the winner's is on its way
 				continue
 			}
-			last, failed = a.err, failed+1
+			errs = append(errs, a.err)
 			if rc.more() && rc.allowed(ctx) { // a failure sends the next hedge at once
 				rc.launch(ctx)
 				timer.Reset(r.delay(w))
-			} else if failed == len(rc.cancels) {
-				c.Fail(last, AttrAttempts.Int(len(rc.cancels)))
-				return answer{}, last
+			} else if len(errs) == len(rc.cancels) {
+				return answer{}, c.fail(&Error{Errs: errs}, len(rc.cancels))
 			}
 		case <-timer.C:
 			if rc.more() && rc.allowed(ctx) {
@@ -70,8 +68,7 @@ func (r *Runnable) race(ctx context.Context, m method, w *window, do func(contex
 				timer.Reset(r.delay(w))
 			}
 		case <-ctx.Done():
-			c.Fail(ctx.Err(), AttrAttempts.Int(len(rc.cancels)))
-			return answer{}, ctx.Err()
+			return answer{}, c.fail(&Error{Errs: append(errs, ctx.Err())}, len(rc.cancels))
 		}
 	}
 }
@@ -92,9 +89,11 @@ func (rc *raceCall) more() bool { return len(rc.cancels) <= rc.r.cfg.MaxHedges }
 
 // allowed asks the budget, if any, for a hedge.
 func (rc *raceCall) allowed(ctx context.Context) bool {
-	if b := rc.r.budget; b != nil && !b.AllowRetry(ctx) {
-		rc.c.refused()
-		return false
+	if b := rc.r.budget; b != nil {
+		if _, ok := b.ReserveRetry(ctx, 0); !ok {
+			rc.c.refused()
+			return false
+		}
 	}
 	return true
 }

@@ -5,6 +5,7 @@ import (
 	"errors"
 
 	"github.com/steadfast-go/steadfast/core"
+	"github.com/steadfast-go/steadfast/internal/streams"
 )
 
 var errNoStream = errors.New("hedge: Stream returned neither a channel nor an error")
@@ -12,8 +13,8 @@ var errNoStream = errors.New("hedge: Stream returned neither a channel nor an er
 // Stream races the attempts up to their first chunk: the first attempt to
 // yield a chunk (or to end empty) wins, the others are cancelled before
 // any of their chunks can reach the consumer, and the winner's stream is
-// forwarded whole. When every attempt fails, the last failure is the
-// stream's only value. The race and the forwarding run on one goroutine,
+// forwarded whole. When every attempt fails, the *Error is the stream's
+// only value. The race and the forwarding run on one goroutine,
 // which ends when the stream ends or ctx is done.
 func (r *Runnable) Stream(ctx context.Context, input any, opts ...core.Option) (<-chan any, error) {
 	if !r.hedged {
@@ -42,19 +43,7 @@ func (r *Runnable) forward(ctx context.Context, input any, opts []core.Option, o
 	if win.ch == nil || !core.Send(ctx, out, win.out) {
 		return
 	}
-	for {
-		select {
-		case v, ok := <-win.ch:
-			if !ok || !core.Send(ctx, out, v) {
-				return
-			}
-			if _, isErr := v.(error); isErr {
-				return // the last value
-			}
-		case <-ctx.Done():
-			return
-		}
-	}
+	streams.Pump(ctx, win.ch, out, nil)
 }
 
 // firstChunk opens t's stream and waits for its first value: a chunk wins

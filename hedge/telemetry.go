@@ -7,9 +7,11 @@ import (
 	"go.opentelemetry.io/otel/attribute"
 	"go.opentelemetry.io/otel/codes"
 	"go.opentelemetry.io/otel/metric"
+	semconv "go.opentelemetry.io/otel/semconv/v1.40.0"
 	"go.opentelemetry.io/otel/trace"
 
 	"github.com/steadfast-go/steadfast/internal/callspan"
+	"github.com/steadfast-go/steadfast/internal/errproto"
 	"github.com/steadfast-go/steadfast/internal/version"
 )
 
@@ -80,9 +82,17 @@ func (c *call) endAttempt(ctx context.Context, span trace.Span, a answer) {
 		AttrMethod.String(c.method.String()), AttrWon.Bool(a.won), AttrHedged.Bool(a.k > 0)))
 	span.SetAttributes(AttrWon.Bool(a.won))
 	if a.err != nil {
+		span.SetAttributes(semconv.ErrorTypeKey.String(errproto.Type(a.err)))
 		span.SetStatus(codes.Error, a.err.Error())
 	}
 	span.End()
+}
+
+// fail ends a call that no attempt answered, after attempts attempts, and
+// returns its error.
+func (c *call) fail(err *Error, attempts int) *Error {
+	c.Fail(err, AttrAttempts.Int(attempts), semconv.ErrorTypeKey.String(errproto.Type(err)))
+	return err
 }
 
 // refused records a hedge the budget refused.

@@ -7,8 +7,8 @@ import (
 	"golang.org/x/time/rate"
 )
 
-// A Backend holds the token bucket a Runnable draws from: Local keeps it in
-// this process; the fleet module keeps one in Redis, shared by every
+// A Backend holds the token bucket a Runnable draws from: InProcess keeps
+// it in this process; the fleet module keeps one in Redis, shared by every
 // process that names the same key. A Backend is safe for concurrent use.
 type Backend interface {
 	// Reserve takes n tokens (n ≥ 1) for a call that will wait at most
@@ -31,23 +31,23 @@ type Backend interface {
 	Adjust(ctx context.Context, delta int)
 }
 
-// LocalBackend is the in-process Backend over a golang.org/x/time/rate
-// token bucket.
-type LocalBackend struct {
+// InProcessBackend is the Backend over a golang.org/x/time/rate token
+// bucket in this process.
+type InProcessBackend struct {
 	lim *rate.Limiter
 }
 
-// Local returns the Backend over lim, which calls share with whatever else
-// uses lim. It returns nil when lim is nil.
-func Local(lim *rate.Limiter) Backend {
+// InProcess returns the Backend over lim, which calls share with whatever
+// else uses lim. It returns nil when lim is nil, which New refuses.
+func InProcess(lim *rate.Limiter) *InProcessBackend {
 	if lim == nil {
 		return nil
 	}
-	return &LocalBackend{lim: lim}
+	return &InProcessBackend{lim: lim}
 }
 
 // Reserve implements Backend.
-func (l *LocalBackend) Reserve(_ context.Context, n int, maxWait time.Duration) (time.Duration, bool, error) {
+func (l *InProcessBackend) Reserve(_ context.Context, n int, maxWait time.Duration) (time.Duration, bool, error) {
 	now := time.Now()
 	if l.lim.AllowN(now, n) {
 		return 0, true, nil
@@ -69,10 +69,10 @@ func (l *LocalBackend) Reserve(_ context.Context, n int, maxWait time.Duration) 
 
 // Adjust implements Backend. More tokens are reserved without waiting, at
 // most a burst at a time, so the bucket goes into debt. Tokens given back
-// are a reservation of a negative count: rate.Limiter adds them to the
-// bucket, which its next refill caps at the burst (TestLocalAdjust pins
-// this, since the package does not document it).
-func (l *LocalBackend) Adjust(_ context.Context, delta int) {
+// are a reservation of a negative count, which rate.Limiter adds to the
+// bucket and its next refill caps at the burst: behaviour that
+// rate.Limiter does not document, and that TestInProcessAdjust pins.
+func (l *InProcessBackend) Adjust(_ context.Context, delta int) {
 	now := time.Now()
 	if delta < 0 {
 		l.lim.ReserveN(now, delta)

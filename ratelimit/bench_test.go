@@ -25,7 +25,7 @@ func BenchmarkInvoke(b *testing.B) {
 		}},
 	} {
 		b.Run(bc.name, func(b *testing.B) {
-			r, err := ratelimit.New(inner, rate.NewLimiter(rate.Limit(1e12), 1e9),
+			r, err := ratelimit.New(inner, ratelimit.InProcess(rate.NewLimiter(rate.Limit(1e12), 1e9)),
 				append(bc.opts, ratelimit.WithMeterProvider(noop.NewMeterProvider()))...)
 			if err != nil {
 				b.Fatal(err)

@@ -2,9 +2,10 @@ package ratelimit
 
 import (
 	"context"
-	"errors"
 
 	"github.com/steadfast-go/steadfast/core"
+	"github.com/steadfast-go/steadfast/internal/batchcheck"
+	"github.com/steadfast-go/steadfast/internal/streams"
 )
 
 // costOf is a call's estimated cost: WithCost's, or one token.
@@ -50,23 +51,16 @@ func (r *Runnable) settle(ctx context.Context, estimate, used int) {
 	r.b.Adjust(ctx, used-estimate)
 }
 
-// settleBatch settles the items of a Batch that succeeded, in one
+// settleBatch settles the n items of a Batch that succeeded, in one
 // adjustment.
-func (r *Runnable) settleBatch(ctx context.Context, costs []int, outs []any, err error) {
-	if costs != nil && len(outs) != len(costs) {
-		return // an inner Batch that broke the contract: nothing to match
-	}
-	var failed []error
-	if err != nil {
-		be, ok := errors.AsType[*core.BatchError](err)
-		if !ok || be == nil || len(be.Errs) != len(outs) {
-			return // the whole Batch failed
-		}
-		failed = be.Errs
+func (r *Runnable) settleBatch(ctx context.Context, n int, costs []int, outs []any, err error) {
+	errs, whole, bad := batchcheck.Items(n, outs, err)
+	if bad != nil || whole {
+		return // an answer that broke the contract, or a whole-batch failure
 	}
 	delta, settled := 0, false
 	for i, out := range outs {
-		if failed != nil && failed[i] != nil {
+		if errs[i] != nil {
 			continue
 		}
 		if used := r.usage(out); used >= 0 {
@@ -94,27 +88,12 @@ func (r *Runnable) forward(ctx context.Context, estimate int, ch <-chan any, out
 		}
 	}()
 	used, reported := 0, false
-	for {
-		select {
-		case v, ok := <-ch:
-			if !ok {
-				if reported && ctx.Err() == nil {
-					r.settle(ctx, estimate, used)
-				}
-				return
-			}
-			if _, isErr := v.(error); isErr {
-				core.Send(ctx, out, v)
-				return // the estimate stands; nothing follows an error
-			}
-			if u := r.usage(v); u >= 0 {
-				used, reported = used+u, true
-			}
-			if !core.Send(ctx, out, v) {
-				return
-			}
-		case <-ctx.Done():
-			return
+	res := streams.Pump(ctx, ch, out, func(v any) {
+		if u := r.usage(v); u >= 0 {
+			used, reported = used+u, true
 		}
+	})
+	if res.End == streams.Completed && reported { // else the estimate stands
+		r.settle(ctx, estimate, used)
 	}
 }

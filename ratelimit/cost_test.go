@@ -56,7 +56,7 @@ func TestBatchAboveBurstIsPermanent(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		lim := rate.NewLimiter(10, 3)
 		inner := mock.New()
-		r := quietRetry(t, newLimited(t, inner, lim, ratelimit.WithFailFast()), retry.DefaultRetryConfig())
+		r := quietRetry(t, newLimited(t, inner, lim, ratelimit.WithMaxWait(0)), retry.DefaultRetryConfig())
 		start := time.Now()
 		_, err := r.Batch(t.Context(), []any{1, 2, 3, 4})
 		be, ok := errors.AsType[*core.BatchError](err)

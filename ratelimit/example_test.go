@@ -17,7 +17,7 @@ import (
 func ExampleNew() {
 	llm := core.RunnableFunc(func(context.Context, any, ...core.Option) (any, error) { return "ok", nil })
 	// At most 100 calls a second, in bursts of up to 10.
-	r, err := ratelimit.New(llm, rate.NewLimiter(100, 10))
+	r, err := ratelimit.New(llm, ratelimit.InProcess(rate.NewLimiter(100, 10)))
 	if err != nil {
 		panic(err)
 	}
@@ -26,9 +26,10 @@ func ExampleNew() {
 	// Output: ok <nil>
 }
 
-func ExampleWithFailFast() {
+// WithMaxWait(0) never waits: a call fails at once when no token is free.
+func ExampleWithMaxWait_failFast() {
 	llm := core.RunnableFunc(func(context.Context, any, ...core.Option) (any, error) { return "ok", nil })
-	r, _ := ratelimit.New(llm, rate.NewLimiter(rate.Every(time.Hour), 1), ratelimit.WithFailFast())
+	r, _ := ratelimit.New(llm, ratelimit.InProcess(rate.NewLimiter(rate.Every(time.Hour), 1)), ratelimit.WithMaxWait(0))
 	_, _ = r.Invoke(context.Background(), "q") // takes the only token
 	_, err := r.Invoke(context.Background(), "q")
 	fmt.Println(errors.Is(err, ratelimit.ErrLimited))
@@ -40,7 +41,7 @@ func ExampleMiddleware() {
 	llm := core.RunnableFunc(func(context.Context, any, ...core.Option) (any, error) { return "ok", nil })
 	r := core.Chain(llm,
 		retry.Middleware(retry.DefaultRetryConfig()),
-		ratelimit.Middleware(rate.NewLimiter(50, 5)))
+		ratelimit.Middleware(ratelimit.InProcess(rate.NewLimiter(50, 5))))
 	out, _ := r.Invoke(context.Background(), "q")
 	fmt.Println(out)
 	// Output: ok
@@ -57,7 +58,7 @@ func ExampleWithCost() {
 		return answer{text: "ok", tokens: 120}, nil // the provider's usage
 	})
 	tpm := rate.NewLimiter(rate.Limit(200_000.0/60), 200_000) // 200,000 tokens a minute
-	r, _ := ratelimit.New(llm, tpm,
+	r, _ := ratelimit.New(llm, ratelimit.InProcess(tpm),
 		ratelimit.WithCost(func(in any) int { return len(in.(string))/4 + 1024 }), // prompt + max_tokens
 		ratelimit.WithUsage(func(out any) int { return out.(answer).tokens }))
 	_, _ = r.Invoke(context.Background(), "Summarise this article.")
@@ -70,7 +71,7 @@ func ExampleWithCost() {
 // Waiting for tokens leaves the rest of the deadline for the answer.
 func ExampleWithMaxWait() {
 	llm := core.RunnableFunc(func(context.Context, any, ...core.Option) (any, error) { return "ok", nil })
-	r, _ := ratelimit.New(llm, rate.NewLimiter(rate.Every(time.Minute), 1), ratelimit.WithMaxWait(time.Second))
+	r, _ := ratelimit.New(llm, ratelimit.InProcess(rate.NewLimiter(rate.Every(time.Minute), 1)), ratelimit.WithMaxWait(time.Second))
 	_, _ = r.Invoke(context.Background(), "q") // takes the only token
 	_, err := r.Invoke(context.Background(), "q")
 	var le *ratelimit.LimitedError
@@ -80,25 +81,13 @@ func ExampleWithMaxWait() {
 
 // A Backend of your own, or the fleet module's Redis one, in place of the
 // in-process bucket.
-func ExampleNewWithBackend() {
+func ExampleBackend() {
 	llm := core.RunnableFunc(func(context.Context, any, ...core.Option) (any, error) { return "ok", nil })
-	var bucket ratelimit.Backend = ratelimit.Local(rate.NewLimiter(50, 5)) // or fleet.NewLimiter(...)
-	r, err := ratelimit.NewWithBackend(llm, bucket)
+	var bucket ratelimit.Backend = ratelimit.InProcess(rate.NewLimiter(50, 5)) // or fleet.NewLimiter(...)
+	r, err := ratelimit.New(llm, bucket)
 	if err != nil {
 		panic(err)
 	}
-	out, _ := r.Invoke(context.Background(), "q")
-	fmt.Println(out)
-	// Output: ok
-}
-
-// One bucket, wherever it lives, behind every Runnable of a chain.
-func ExampleMiddlewareWithBackend() {
-	llm := core.RunnableFunc(func(context.Context, any, ...core.Option) (any, error) { return "ok", nil })
-	bucket := ratelimit.Local(rate.NewLimiter(50, 5)) // or a fleet.Limiter shared through Redis
-	r := core.Chain(llm,
-		retry.Middleware(retry.DefaultRetryConfig()),
-		ratelimit.MiddlewareWithBackend(bucket))
 	out, _ := r.Invoke(context.Background(), "q")
 	fmt.Println(out)
 	// Output: ok

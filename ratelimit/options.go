@@ -11,24 +11,19 @@ import (
 type Option func(*config)
 
 type config struct {
-	failFast bool
-	maxWait  *time.Duration
-	mp       metric.MeterProvider
-	cost     func(input any) int
-	usage    func(output any) int
+	maxWait *time.Duration
+	mp      metric.MeterProvider
+	cost    func(input any) int
+	usage   func(output any) int
 }
 
-// WithFailFast makes calls fail at once with a *LimitedError instead of
-// waiting for a token.
-func WithFailFast() Option { return func(c *config) { c.failFast = true } }
-
 // WithMaxWait makes a call wait at most d for its tokens (and never past
-// its context's deadline); a longer wait is refused with a *LimitedError,
-// as in fail-fast mode, which WithMaxWait(0) is. The default is to wait
-// as long as the deadline allows, but a call that spends its deadline
-// waiting has none left for its answer: it fails in the provider with its
-// tokens spent. Leave room for the answer. A negative d is an error from
-// New.
+// its context's deadline); a longer wait is refused with a *LimitedError.
+// WithMaxWait(0) never waits: a call fails at once when its tokens are not
+// free. The default is to wait as long as the deadline allows, but a call
+// that spends its deadline waiting has none left for its answer: it fails
+// in the provider with its tokens spent. Leave room for the answer. A
+// negative d is an error from New.
 func WithMaxWait(d time.Duration) Option { return func(c *config) { c.maxWait = &d } }
 
 // WithMeterProvider sets the meter provider; the default is the global one.

@@ -11,7 +11,7 @@
 // the caller's own deadline, which the retry layer checks, ends the call).
 // A cost larger than the bucket's burst can never be admitted: it fails
 // with a permanent *BurstError. Put the limiter inside the retry layer
-// (core.Chain(r, retry.Middleware(...), ratelimit.Middleware(lim))) so that
+// (core.Chain(r, retry.Middleware(...), ratelimit.Middleware(ratelimit.InProcess(lim)))) so that
 // every attempt takes a token.
 //
 // Every refusal is made on this side of the wire: its error has a Local()
@@ -23,14 +23,13 @@
 // estimate and settling on the usage its output reports.
 //
 // Pass the same *rate.Limiter to several decorators to share one bucket in
-// a process; to share one among processes, use NewWithBackend with the
+// a process; to share one among processes, use New with the
 // fleet module's Redis Backend. A waited token shows on the caller's span
 // as a ratelimit.wait event and in the ratelimit.wait.duration histogram.
 package ratelimit
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"time"
 
@@ -52,37 +51,28 @@ const AttrWait = attribute.Key("ratelimit.wait")
 // Runnable is a core.Runnable whose calls each take their cost in tokens
 // from a bucket first. It is safe for concurrent use.
 type Runnable struct {
-	inner    core.Runnable
-	b        Backend
-	failFast bool
-	maxWait  time.Duration
-	cost     func(input any) int
-	usage    func(output any) int
-	waits    metric.Float64Histogram
+	inner   core.Runnable
+	b       Backend
+	maxWait time.Duration
+	cost    func(input any) int
+	usage   func(output any) int
+	waits   metric.Float64Histogram
 }
 
-// New returns inner behind the token bucket lim. It reports an error when
-// inner or lim is nil.
-func New(inner core.Runnable, lim *rate.Limiter, opts ...Option) (*Runnable, error) {
-	if lim == nil {
-		return nil, errors.New("ratelimit: New: rate.Limiter is nil")
-	}
-	return newRunnable("New", inner, Local(lim), opts)
-}
-
-// NewWithBackend returns inner behind the bucket b: Local's, or one shared
-// by many processes (see the fleet module). It reports an error when inner
-// or b is nil.
-func NewWithBackend(inner core.Runnable, b Backend, opts ...Option) (*Runnable, error) {
-	if b == nil {
-		return nil, errors.New("ratelimit: NewWithBackend: Backend is nil")
-	}
-	return newRunnable("NewWithBackend", inner, b, opts)
+// New returns inner behind the bucket b: InProcess's, over a
+// golang.org/x/time/rate limiter, or one shared by many processes (the
+// fleet module's). It reports an error when inner or b is nil, or an
+// option is invalid.
+func New(inner core.Runnable, b Backend, opts ...Option) (*Runnable, error) {
+	return newRunnable("New", inner, b, opts)
 }
 
 func newRunnable(fn string, inner core.Runnable, b Backend, opts []Option) (*Runnable, error) {
 	if inner == nil {
 		return nil, fmt.Errorf("ratelimit: %s: inner Runnable is nil", fn)
+	}
+	if b == nil || b == Backend((*InProcessBackend)(nil)) {
+		return nil, fmt.Errorf("ratelimit: %s: Backend is nil", fn)
 	}
 	var c config
 	for _, opt := range opts {
@@ -90,7 +80,7 @@ func newRunnable(fn string, inner core.Runnable, b Backend, opts []Option) (*Run
 			opt(&c)
 		}
 	}
-	r := &Runnable{inner: inner, b: b, failFast: c.failFast, maxWait: rate.InfDuration, cost: c.cost, usage: c.usage}
+	r := &Runnable{inner: inner, b: b, maxWait: rate.InfDuration, cost: c.cost, usage: c.usage}
 	if c.maxWait != nil {
 		if *c.maxWait < 0 {
 			return nil, fmt.Errorf("ratelimit: %s: WithMaxWait(%v): must be at least 0", fn, *c.maxWait)
@@ -106,20 +96,12 @@ func newRunnable(fn string, inner core.Runnable, b Backend, opts []Option) (*Run
 	return r, nil
 }
 
-// Middleware returns a core.Middleware that puts Runnables behind lim, all
-// sharing it. It panics when lim is nil.
-func Middleware(lim *rate.Limiter, opts ...Option) core.Middleware {
-	if lim == nil {
-		panic("ratelimit: Middleware: rate.Limiter is nil")
-	}
-	return MiddlewareWithBackend(Local(lim), opts...)
-}
-
-// MiddlewareWithBackend returns a core.Middleware that puts Runnables behind
-// the bucket b, all sharing it. It panics when b is nil.
-func MiddlewareWithBackend(b Backend, opts ...Option) core.Middleware {
-	if b == nil {
-		panic("ratelimit: MiddlewareWithBackend: Backend is nil")
+// Middleware returns a core.Middleware that puts Runnables behind the
+// bucket b, all sharing it. It panics when New would fail, so that a bad
+// configuration fails at start-up.
+func Middleware(b Backend, opts ...Option) core.Middleware {
+	if _, err := newRunnable("Middleware", core.RunnableFunc(nil), b, opts); err != nil {
+		panic(err)
 	}
 	return func(inner core.Runnable) core.Runnable {
 		r, err := newRunnable("Middleware", inner, b, opts)
@@ -156,7 +138,7 @@ func (r *Runnable) Batch(ctx context.Context, inputs []any, opts ...core.Option)
 	}
 	outs, err := r.inner.Batch(ctx, inputs, opts...)
 	if r.usage != nil {
-		r.settleBatch(ctx, costs, outs, err)
+		r.settleBatch(ctx, len(inputs), costs, outs, err)
 	}
 	return outs, err
 }
@@ -177,21 +159,9 @@ func (r *Runnable) Stream(ctx context.Context, input any, opts ...core.Option) (
 	return out, nil
 }
 
-// Name returns the inner Runnable's name, if it has one.
-func (r *Runnable) Name() string { return core.NameOf(r.inner) }
-
-// Idempotent reports the inner Runnable's Idempotent, true when it does not
-// say.
-func (r *Runnable) Idempotent() bool { return core.IsIdempotent(r.inner) }
-
-// CallAttributes returns the inner Runnable's call-span attributes (see
-// retry.CallAttributer), so they survive this decorator.
-func (r *Runnable) CallAttributes() []attribute.KeyValue {
-	if ca, ok := r.inner.(interface{ CallAttributes() []attribute.KeyValue }); ok {
-		return ca.CallAttributes()
-	}
-	return nil
-}
+// Unwrap returns the inner Runnable, so core.NameOf, core.IsIdempotent
+// and retry.CallAttributes see through the limiter.
+func (r *Runnable) Unwrap() core.Runnable { return r.inner }
 
 // take takes a call's cost, which it returns.
 func (r *Runnable) take(ctx context.Context, input any) (int, error) {
@@ -213,14 +183,12 @@ func (r *Runnable) acquire(ctx context.Context, n int) error {
 	}
 	// The in-process bucket's free tokens are taken before any deadline
 	// is looked at: the success path is one lock.
-	if lb, ok := r.b.(*LocalBackend); ok && lb.lim.AllowN(time.Now(), n) {
+	if lb, ok := r.b.(*InProcessBackend); ok && lb.lim.AllowN(time.Now(), n) {
 		return nil
 	}
 	maxWait, deadline := r.maxWait, false
 	var asked time.Time // set when a deadline bounds the wait
-	if r.failFast {
-		maxWait = 0
-	} else if dl, ok := ctx.Deadline(); ok {
+	if dl, ok := ctx.Deadline(); ok {
 		if asked = time.Now(); dl.Sub(asked) < maxWait {
 			maxWait, deadline = max(dl.Sub(asked), 0), true
 		}

@@ -22,7 +22,7 @@ func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
 
 func newLimited(t *testing.T, inner core.Runnable, lim *rate.Limiter, opts ...ratelimit.Option) *ratelimit.Runnable {
 	t.Helper()
-	r, err := ratelimit.New(inner, lim, append([]ratelimit.Option{ratelimit.WithMeterProvider(noop.NewMeterProvider())}, opts...)...)
+	r, err := ratelimit.New(inner, ratelimit.InProcess(lim), append([]ratelimit.Option{ratelimit.WithMeterProvider(noop.NewMeterProvider())}, opts...)...)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -80,7 +80,7 @@ func rateAllows(r *ratelimit.Runnable, t *testing.T) bool {
 func TestFailFast(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		inner := mock.New()
-		r := newLimited(t, inner, rate.NewLimiter(4, 1), ratelimit.WithFailFast())
+		r := newLimited(t, inner, rate.NewLimiter(4, 1), ratelimit.WithMaxWait(0))
 		if _, err := r.Invoke(t.Context(), "q"); err != nil {
 			t.Fatal(err)
 		}
@@ -150,10 +150,10 @@ func TestWaitIsTraced(t *testing.T) {
 }
 
 func TestNewRejectsNil(t *testing.T) {
-	if _, err := ratelimit.New(nil, rate.NewLimiter(1, 1)); err == nil {
+	if _, err := ratelimit.New(nil, ratelimit.InProcess(rate.NewLimiter(1, 1))); err == nil {
 		t.Error("New(nil Runnable) error = nil")
 	}
-	if _, err := ratelimit.New(mock.New(), nil); err == nil {
+	if _, err := ratelimit.New(mock.New(), ratelimit.InProcess(nil)); err == nil {
 		t.Error("New(nil limiter) error = nil")
 	}
 }

@@ -40,10 +40,10 @@ func tokens(lim *rate.Limiter) float64 { return lim.TokensAt(time.Now()) }
 // The local backend's adjustments: more is taken into debt, and tokens
 // given back fill the bucket up to its burst, never beyond. rate.Limiter
 // does not document a negative reservation; this test pins it.
-func TestLocalAdjust(t *testing.T) {
+func TestInProcessAdjust(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		lim := rate.NewLimiter(1, 10)
-		b := ratelimit.Local(lim)
+		b := ratelimit.InProcess(lim)
 		ctx := t.Context()
 		if _, ok, err := b.Reserve(ctx, 10, 0); !ok || err != nil {
 			t.Fatalf("Reserve(10) = %v, %v; want the full bucket", ok, err)
@@ -272,7 +272,7 @@ func TestMaxWait(t *testing.T) {
 			t.Errorf("a 3s wait with 1s to the deadline: error %v, want a deadline refusal", err)
 		}
 	})
-	if _, err := ratelimit.New(mock.New(), rate.NewLimiter(1, 1), ratelimit.WithMaxWait(-time.Second)); err == nil ||
+	if _, err := ratelimit.New(mock.New(), ratelimit.InProcess(rate.NewLimiter(1, 1)), ratelimit.WithMaxWait(-time.Second)); err == nil ||
 		!strings.Contains(err.Error(), "WithMaxWait(-1s)") {
 		t.Errorf("New() with WithMaxWait(-1s): error %v, want one naming it", err)
 	}

@@ -16,26 +16,20 @@ import (
 // that work (an overload with lulls: the retry lands in the lull) keep
 // their rate; retries that fail (an outage, a provider that collapsed
 // under load) fall to a trickle at once, whatever the traffic, and stay
-// there for as long as the outage lasts. A retry
-// waits for its token up to MaxWait, else is refused; the retry layer
-// waits the longer of that and its backoff.
+// there for as long as the outage lasts. A retry waits for its token up to
+// MaxWait, else is refused; the retry layer waits the longer of that and
+// its backoff.
 //
-// It is a Pacer and an AttemptRecorder. Recording an attempt costs one or
-// two atomic adds; the rate is worked out when a retry asks, over the last
-// second. It is safe for concurrent use; share one among the RetryRunnables
-// that call one provider.
+// Recording an attempt costs one or two atomic adds; the rate is worked
+// out when a retry asks, over the last second. It is safe for concurrent
+// use; share one among the RetryRunnables that call one provider.
 type AdaptiveBudget struct {
-	ratio, minRate float64
-	maxWait        time.Duration
-
 	firsts, retries, retryOK atomic.Int64 // attempts recorded, in all
 
-	mu        sync.Mutex
-	tokens    float64   // may go negative: retries reserved ahead
-	last      time.Time // when tokens were last refilled
-	lastShare float64   // the success share of the last window with a quorum of retries
-	snaps     [adaptiveSnaps]counts
-	next      int // the oldest snapshot, replaced next
+	mu    sync.Mutex
+	pace  *Pacing
+	snaps [adaptiveSnaps]counts
+	next  int // the oldest snapshot, replaced next
 }
 
 // The window over which AdaptiveBudget measures: a snapshot of the counts
@@ -45,8 +39,10 @@ const (
 	adaptiveSnaps  = 10
 	// adaptiveQuorum is how many retries in the window make their success
 	// share count on their own; with fewer, the missing ones are taken to
-	// fare as retries last did (see shareOf).
+	// fare as retries last did (see Pacing.share).
 	adaptiveQuorum = 10
+	// minRate keeps the rate above zero, so that every wait is finite.
+	minRate = 1e-3
 )
 
 type counts struct {
@@ -61,18 +57,13 @@ type counts struct {
 // to measure). maxWait, positive, is the longest a retry waits for its
 // token. It reports an error naming the first bad argument.
 func NewAdaptiveBudget(ratio, minPerSecond float64, maxWait time.Duration) (*AdaptiveBudget, error) {
-	switch {
-	case !(ratio > 0 && ratio <= 1):
-		return nil, fmt.Errorf("retry: NewAdaptiveBudget: ratio is %v, must be in (0, 1]", ratio)
-	case !(minPerSecond >= 0) || math.IsInf(minPerSecond, 0):
-		return nil, fmt.Errorf("retry: NewAdaptiveBudget: minPerSecond is %v, must be finite and at least 0", minPerSecond)
-	case maxWait <= 0:
-		return nil, fmt.Errorf("retry: NewAdaptiveBudget: maxWait is %v, must be positive", maxWait)
+	p, err := newPacing("NewAdaptiveBudget", ratio, minPerSecond, maxWait)
+	if err != nil {
+		return nil, err
 	}
-	now := time.Now()
-	b := &AdaptiveBudget{ratio: ratio, minRate: minPerSecond, maxWait: maxWait, last: now, tokens: 1, lastShare: 1}
+	b := &AdaptiveBudget{pace: p}
 	for i := range b.snaps {
-		b.snaps[i].at = now
+		b.snaps[i].at = p.last
 	}
 	return b, nil
 }
@@ -90,56 +81,25 @@ func (b *AdaptiveBudget) RecordAttempt(_ context.Context, n int, success bool) {
 	}
 }
 
-// Record counts a first attempt (for callers that do not number them).
-func (b *AdaptiveBudget) Record(ctx context.Context, _ bool) { b.RecordAttempt(ctx, 1, true) }
-
-// AllowRetry reports whether a retry may be made now, with no wait.
-func (b *AdaptiveBudget) AllowRetry(ctx context.Context) bool {
-	return b.reserve(time.Now(), 0)
-}
-
 // ReserveRetry takes a retry's token: the wait until it is due, or false
-// when that would be longer than maxWait.
-func (b *AdaptiveBudget) ReserveRetry(context.Context) (time.Duration, bool) {
+// when that would be longer than maxWait or the budget's own.
+func (b *AdaptiveBudget) ReserveRetry(_ context.Context, maxWait time.Duration) (time.Duration, bool) {
 	now := time.Now()
 	b.mu.Lock()
 	defer b.mu.Unlock()
-	rate := b.refill(now)
-	if b.tokens >= 1 {
-		b.tokens--
-		return 0, true
-	}
-	wait := time.Duration((1 - b.tokens) / rate * float64(time.Second))
-	if wait > b.maxWait {
-		return 0, false
-	}
-	b.tokens--
-	return wait, true
-}
-
-// reserve takes a token that is due within wait.
-func (b *AdaptiveBudget) reserve(now time.Time, wait time.Duration) bool {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	rate := b.refill(now)
-	if b.tokens >= 1 || (1-b.tokens)/rate*float64(time.Second) <= float64(wait) {
-		b.tokens--
-		return true
-	}
-	return false
+	return b.pace.Reserve(now, b.rate(now), maxWait)
 }
 
 // Rate returns the retries a second the budget allows now.
 func (b *AdaptiveBudget) Rate() float64 {
 	b.mu.Lock()
 	defer b.mu.Unlock()
-	return b.refill(time.Now())
+	return max(b.rate(time.Now()), minRate)
 }
 
-// refill takes a snapshot when one is due, works out the rate over the
-// window, and adds the tokens earned since the last refill; the bucket
-// holds at most a tenth of a second of them. It runs under b.mu.
-func (b *AdaptiveBudget) refill(now time.Time) float64 {
+// rate takes a snapshot when one is due and works out the rate over the
+// window. It runs under b.mu.
+func (b *AdaptiveBudget) rate(now time.Time) float64 {
 	cur := counts{at: now, firsts: b.firsts.Load(), retries: b.retries.Load(), retryOK: b.retryOK.Load()}
 	newest := b.snaps[(b.next+adaptiveSnaps-1)%adaptiveSnaps]
 	if now.Sub(newest.at) >= adaptiveWindow/adaptiveSnaps {
@@ -155,28 +115,84 @@ func (b *AdaptiveBudget) refill(now time.Time) float64 {
 			oldest = s
 		}
 	}
-	span := max(now.Sub(oldest.at), adaptiveWindow).Seconds()
-	share := shareOf(cur.retries-oldest.retries, cur.retryOK-oldest.retryOK, &b.lastShare)
-	rate := max(b.minRate, b.ratio*share*float64(cur.firsts-oldest.firsts)/span, 1e-3)
-	burst := max(rate*(adaptiveWindow/adaptiveSnaps).Seconds(), 1)
-	b.tokens = min(b.tokens+rate*now.Sub(b.last).Seconds(), burst)
-	b.last = now
-	return rate
+	span := max(now.Sub(oldest.at), adaptiveWindow)
+	return b.pace.Rate(cur.firsts-oldest.firsts, cur.retries-oldest.retries, cur.retryOK-oldest.retryOK, span)
 }
 
-// shareOf is the success share of n retries of which ok succeeded. Fewer
-// than a quorum are made up to one with retries that fare as they did in
-// the last window that had a quorum (*last, presumed 1 at first), which a
-// quorum updates. A long outage thus stays at the floor once its failures
-// have left the window, instead of being presumed over, and each second
-// letting a burst of retries through; and when the provider is back, each
-// retry that succeeds raises the pace until a quorum speaks for itself.
-func shareOf(n, ok int64, last *float64) float64 {
-	if n >= adaptiveQuorum {
-		*last = float64(ok) / float64(n)
-		return *last
+// Pacing is the arithmetic of AdaptiveBudget, for a Budget that counts the
+// attempts elsewhere (the fleet module's counts a whole fleet's, in
+// Redis): the rate at which retries may go, from the attempts of a window,
+// and the token bucket that paces them at that rate. It is not safe for
+// concurrent use: its owner serializes the calls.
+type Pacing struct {
+	ratio, minRate float64
+	maxWait        time.Duration
+	tokens         float64   // may go negative: retries reserved ahead
+	last           time.Time // when tokens were last refilled
+	lastShare      float64   // the success share of the last window with a quorum of retries
+}
+
+// NewPacing returns a Pacing with NewAdaptiveBudget's setting, which it
+// checks as NewAdaptiveBudget does.
+func NewPacing(ratio, minPerSecond float64, maxWait time.Duration) (*Pacing, error) {
+	return newPacing("NewPacing", ratio, minPerSecond, maxWait)
+}
+
+func newPacing(fn string, ratio, minPerSecond float64, maxWait time.Duration) (*Pacing, error) {
+	switch {
+	case !(ratio > 0 && ratio <= 1):
+		return nil, fmt.Errorf("retry: %s: ratio is %v, must be in (0, 1]", fn, ratio)
+	case !(minPerSecond >= 0) || math.IsInf(minPerSecond, 0):
+		return nil, fmt.Errorf("retry: %s: minPerSecond is %v, must be finite and at least 0", fn, minPerSecond)
+	case maxWait <= 0:
+		return nil, fmt.Errorf("retry: %s: maxWait is %v, must be positive", fn, maxWait)
 	}
-	return (float64(ok) + float64(adaptiveQuorum-n)**last) / adaptiveQuorum
+	return &Pacing{ratio: ratio, minRate: minPerSecond, maxWait: maxWait, tokens: 1, last: time.Now(), lastShare: 1}, nil
+}
+
+// Rate returns the retries a second allowed after a window of span in which
+// firsts first attempts and retries retries were made, ok of which
+// succeeded: ratio × the rate of first attempts × the retries' success
+// share, at least minPerSecond.
+func (p *Pacing) Rate(firsts, retries, ok int64, span time.Duration) float64 {
+	return max(p.minRate, p.ratio*p.share(retries, ok)*float64(firsts)/span.Seconds())
+}
+
+// share is the success share of n retries of which ok succeeded. Fewer
+// than a quorum are made up to one with retries that fare as they did in
+// the last window that had a quorum (presumed all successes at first),
+// which a quorum updates. A long outage thus stays at the floor once its
+// failures have left the window, instead of being presumed over, and each
+// second letting a burst of retries through; and when the provider is
+// back, each retry that succeeds raises the pace until a quorum speaks for
+// itself.
+func (p *Pacing) share(n, ok int64) float64 {
+	if n >= adaptiveQuorum {
+		p.lastShare = float64(ok) / float64(n)
+		return p.lastShare
+	}
+	return (float64(ok) + float64(adaptiveQuorum-n)*p.lastShare) / adaptiveQuorum
+}
+
+// Reserve adds the tokens earned at rate since its last call (the bucket
+// holds at most a tenth of a second of them) and takes one: the wait until
+// it is due, or false, taking nothing, when that would be longer than
+// maxWait or the setting's.
+func (p *Pacing) Reserve(now time.Time, rate float64, maxWait time.Duration) (time.Duration, bool) {
+	rate = max(rate, minRate)
+	burst := max(rate*(adaptiveWindow/adaptiveSnaps).Seconds(), 1)
+	p.tokens = min(p.tokens+rate*now.Sub(p.last).Seconds(), burst)
+	p.last = now
+	if p.tokens >= 1 {
+		p.tokens--
+		return 0, true
+	}
+	wait := time.Duration((1 - p.tokens) / rate * float64(time.Second))
+	if wait > min(maxWait, p.maxWait) {
+		return 0, false
+	}
+	p.tokens--
+	return wait, true
 }
 
 // RecommendedBudget returns a new AdaptiveBudget with the recommended

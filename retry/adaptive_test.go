@@ -88,12 +88,12 @@ func TestAdaptivePacesThenRefuses(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		ctx := t.Context()
 		b := newAdaptive(t, 1, 10, 500*time.Millisecond) // a quiet client: 10 retries/s, a bucket of 1
-		if wait, ok := b.ReserveRetry(ctx); !ok || wait != 0 {
+		if wait, ok := b.ReserveRetry(ctx, time.Hour); !ok || wait != 0 {
 			t.Fatalf("first ReserveRetry() = %v, %v, want at once", wait, ok)
 		}
 		var waits []time.Duration
 		for {
-			wait, ok := b.ReserveRetry(ctx)
+			wait, ok := b.ReserveRetry(ctx, time.Hour)
 			if !ok {
 				break
 			}
@@ -102,11 +102,11 @@ func TestAdaptivePacesThenRefuses(t *testing.T) {
 		if len(waits) != 5 || waits[0] != 100*time.Millisecond || waits[4] != 500*time.Millisecond {
 			t.Errorf("waits = %v, want 100ms apart up to the 500ms maxWait", waits)
 		}
-		if b.AllowRetry(ctx) {
+		if allowNow(b, ctx) {
 			t.Error("AllowRetry() = true with every token reserved")
 		}
 		time.Sleep(700 * time.Millisecond)
-		if !b.AllowRetry(ctx) {
+		if !allowNow(b, ctx) {
 			t.Error("AllowRetry() = false after the reserved turns passed")
 		}
 	})
@@ -117,7 +117,7 @@ func TestAdaptivePacesThenRefuses(t *testing.T) {
 func TestPacingWaitUnderRetry(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		b := newAdaptive(t, 1, 2, time.Second) // 2 retries/s when quiet
-		b.ReserveRetry(t.Context())            // the bucket's one token: the next waits 500ms
+		b.ReserveRetry(t.Context(), time.Hour) // the bucket's one token: the next waits 500ms
 		rec := newRecorder()
 		cfg := retry.RetryConfig{MaxRetries: 1, InitialBackoff: 10 * time.Millisecond, MaxBackoff: 10 * time.Millisecond}
 		r := newRetry(t, mock.New(mock.Fail(errTransient), mock.OK("ok")), cfg, append(rec.options(), retry.WithBudget(b))...)
@@ -133,7 +133,7 @@ func TestPacingWaitUnderRetry(t *testing.T) {
 
 		ctx, cancel := context.WithTimeout(t.Context(), 100*time.Millisecond)
 		defer cancel()
-		b.ReserveRetry(t.Context())
+		b.ReserveRetry(t.Context(), time.Hour)
 		_, err := newRetry(t, mock.New(mock.Fail(errTransient)), cfg, retry.WithBudget(b)).Invoke(ctx, "q")
 		wantOutcome(t, err, retry.OutcomeDeadline, 1)
 	})
@@ -146,7 +146,7 @@ func TestAdaptiveConcurrent(t *testing.T) {
 		wg.Go(func() {
 			for i := range 2000 {
 				b.RecordAttempt(t.Context(), 1+i%2, i%3 != 0)
-				b.ReserveRetry(t.Context())
+				b.ReserveRetry(t.Context(), time.Hour)
 			}
 		})
 	}

@@ -1,14 +1,12 @@
 package retry
 
 import (
-	"cmp"
 	"context"
-	"errors"
 	"fmt"
 	"slices"
-	"time"
 
 	"github.com/steadfast-go/steadfast/core"
+	"github.com/steadfast-go/steadfast/internal/batchcheck"
 )
 
 // Batch calls the inner Runnable's Batch and re-sends only what failed.
@@ -51,7 +49,8 @@ func (r *RetryRunnable) Batch(ctx context.Context, inputs []any, opts ...core.Op
 	return b.result(ctx, rounds)
 }
 
-// batchCall is the state of one Batch call.
+// batchCall is the state of one Batch call: its bookkeeping (send, merge,
+// finish). What follows a failed round is decide's.
 type batchCall struct {
 	c       call
 	inputs  []any
@@ -76,20 +75,51 @@ func (b *batchCall) input(idx int) any {
 // round sends the pending items once and leaves in b.pending those to send
 // again, after sleeping the round's backoff.
 func (b *batchCall) round(ctx context.Context, n int) {
+	c := &b.c
 	sent := b.pending
 	a, outs, err := b.send(ctx, n)
-	itemErrs, whole, bad := b.itemErrors(sent, outs, err)
+	b.pending = nil
+	itemErrs, whole, bad := batchcheck.Items(len(sent), outs, err)
 	if bad != nil { // a malformed answer: nothing to retry
-		b.c.endAttempt(ctx, &a, bad, decision{outcome: OutcomeNotRetryable})
+		bad = fmt.Errorf("retry: %w", bad)
+		c.endAttempt(ctx, &a, bad, decision{outcome: OutcomeNotRetryable})
 		for _, idx := range sent {
 			b.setLast(idx, bad)
 		}
 		b.finish(sent, OutcomeNotRetryable, n)
-		b.pending = nil
 		return
 	}
-	again, hint, roundErr := b.sort(ctx, n, outs, itemErrs, whole)
-	b.pending = b.next(ctx, &a, n, again, hint, roundErr, whole)
+	failed, errs := b.merge(ctx, n, sent, outs, itemErrs, whole)
+	if len(failed) == 0 {
+		c.endAttempt(ctx, &a, nil, decision{})
+		return
+	}
+	ends := make([]Outcome, len(errs))
+	d := c.decide(ctx, n, errs, ends)
+	c.endAttempt(ctx, &a, errs[0], d)
+	var again []int
+	for i, idx := range failed {
+		end := ends[0] // a whole-batch failure is one failure for every item
+		if !whole {
+			end = ends[i]
+		}
+		if end != "" {
+			b.finish([]int{idx}, end, n)
+			continue
+		}
+		again = append(again, idx)
+	}
+	if len(again) == 0 {
+		return
+	}
+	if outcome := c.sleep(ctx, n, errs[0], d, len(again)); outcome != "" {
+		b.finish(again, outcome, n)
+		return
+	}
+	for _, idx := range again {
+		b.rewrite(ctx, idx, b.last[idx])
+	}
+	b.pending = again
 }
 
 // send makes round n's attempt: the inner Batch of the pending items, each
@@ -110,38 +140,26 @@ func (b *batchCall) send(ctx context.Context, n int) (attempt, []any, error) {
 	return a, outs, a.result(ctx, err)
 }
 
-// sort merges the round's successes and decides each failure (once for a
-// whole-batch failure: it is one failed call). It returns the items that
-// may be sent again, the longest server hint among them, and the first
-// failure of the round.
-func (b *batchCall) sort(ctx context.Context, n int, outs []any, itemErrs []error, whole bool) (again []int, hint time.Duration, roundErr error) {
-	var wholeVerdict decision
-	if whole {
-		wholeVerdict = b.c.verdict(ctx, n, itemErrs[0])
-	}
-	for i, idx := range b.pending {
-		ierr := itemErrs[i]
-		if ierr == nil {
-			if ierr = b.c.check(ctx, b.input(idx), outs[i]); ierr == nil {
+// merge keeps the outputs of the sent items that succeeded and passed
+// CheckOutput, and returns the items that failed with their errors: one
+// error for a whole-batch failure, else one per failed item.
+func (b *batchCall) merge(ctx context.Context, n int, sent []int, outs []any, itemErrs []error, whole bool) (failed []int, errs []error) {
+	for i, idx := range sent {
+		err := itemErrs[i]
+		if err == nil {
+			if err = b.c.check(ctx, b.input(idx), outs[i]); err == nil {
 				b.outs[idx] = outs[i]
 				b.c.recordSuccess(ctx, n)
 				continue
 			}
 		}
-		b.setLast(idx, ierr)
-		roundErr = cmp.Or(roundErr, ierr)
-		d := wholeVerdict
-		if !whole {
-			d = b.c.verdict(ctx, n, ierr)
+		b.setLast(idx, err)
+		failed = append(failed, idx)
+		if !whole || len(errs) == 0 {
+			errs = append(errs, err)
 		}
-		if d.outcome != "" {
-			b.finish([]int{idx}, d.outcome, n)
-			continue
-		}
-		hint = max(hint, d.delay)
-		again = append(again, idx)
 	}
-	return again, hint, roundErr
+	return failed, errs
 }
 
 // rewrite sets item idx's next input with NextInput, if any.
@@ -155,102 +173,6 @@ func (b *batchCall) rewrite(ctx context.Context, idx int, err error) {
 	b.rewritten[idx] = b.c.cfg.NextInput(ctx, b.rewritten[idx], err)
 }
 
-// next ends round n's attempt a and returns the items to send again after
-// the round's backoff, ending those that may not be: the round's delay is
-// scheduled once, then the budget is asked for each item's retry (once
-// for a whole-batch failure).
-func (b *batchCall) next(ctx context.Context, a *attempt, n int, again []int, hint time.Duration, roundErr error, whole bool) []int {
-	c := &b.c
-	switch {
-	case roundErr == nil:
-		c.endAttempt(ctx, a, nil, decision{})
-		return nil
-	case len(again) == 0:
-		c.endAttempt(ctx, a, roundErr, decision{outcome: OutcomeNotRetryable})
-		return nil
-	}
-	d := decision{retryable: true, delay: hint}
-	if hint > 0 {
-		d.source = sourceRetryAfter
-	}
-	c.schedule(ctx, n, &d)
-	if d.outcome == "" {
-		var wait time.Duration
-		again, wait = b.allowed(ctx, again, n, whole)
-		c.pace(ctx, &d, wait, len(again) > 0)
-	}
-	c.endAttempt(ctx, a, roundErr, d)
-	if d.outcome == "" {
-		d.outcome = c.sleep(ctx, n, roundErr, d, len(again))
-	}
-	if d.outcome != "" {
-		b.finish(again, d.outcome, n)
-		return nil
-	}
-	for _, idx := range again {
-		b.rewrite(ctx, idx, b.last[idx])
-	}
-	return again
-}
-
-// itemErrors returns the error of each sent item, from a per-item
-// *core.BatchError or a whole-batch error, or an error saying why the
-// inner Batch's answer cannot be used.
-func (b *batchCall) itemErrors(sent []int, outs []any, err error) (errs []error, whole bool, bad error) {
-	be, isBatch := errors.AsType[*core.BatchError](err)
-	switch {
-	case err == nil:
-		if len(outs) != len(sent) {
-			return nil, false, fmt.Errorf("retry: inner Batch returned %d outputs for %d inputs", len(outs), len(sent))
-		}
-		return make([]error, len(sent)), false, nil
-	case isBatch && be == nil:
-		return nil, false, errors.New("retry: inner Batch returned a nil *core.BatchError as its error")
-	case isBatch:
-		if len(be.Errs) != len(sent) {
-			return nil, false, fmt.Errorf("retry: inner Batch returned %d item errors for %d inputs: %w", len(be.Errs), len(sent), err)
-		}
-		if len(outs) != len(sent) && len(be.Failed()) != len(sent) {
-			return nil, false, fmt.Errorf("retry: inner Batch returned %d outputs for %d inputs: %w", len(outs), len(sent), err)
-		}
-		return be.Errs, false, nil
-	default:
-		errs := make([]error, len(sent))
-		for i := range errs {
-			errs[i] = err
-		}
-		return errs, true, nil
-	}
-}
-
-// allowed asks the budget for each item's retry, or once for all of them
-// when the whole batch failed, and ends those refused. It returns the items
-// kept and the longest wait a pacing budget asked for.
-func (b *batchCall) allowed(ctx context.Context, items []int, n int, whole bool) ([]int, time.Duration) {
-	if whole {
-		wait, ok := b.c.allowRetry(ctx)
-		if ok {
-			return items, wait
-		}
-		b.finish(items, OutcomeBudgetExhausted, n)
-		return nil, 0
-	}
-	kept := items[:0:0]
-	var longest time.Duration
-	for _, idx := range items {
-		if rejected(b.last[idx]) { // a rejected output does not ask
-			kept = append(kept, idx)
-			continue
-		}
-		if wait, ok := b.c.allowRetry(ctx); ok {
-			kept, longest = append(kept, idx), max(longest, wait)
-			continue
-		}
-		b.finish([]int{idx}, OutcomeBudgetExhausted, n)
-	}
-	return kept, longest
-}
-
 func (b *batchCall) setLast(idx int, err error) {
 	if b.last == nil {
 		b.last = make([]error, len(b.inputs))
@@ -259,7 +181,7 @@ func (b *batchCall) setLast(idx int, err error) {
 }
 
 // finish ends the given items with outcome after attempts attempts.
-func (b *batchCall) finish(items []int, outcome string, attempts int) {
+func (b *batchCall) finish(items []int, outcome Outcome, attempts int) {
 	for _, idx := range items {
 		var last error
 		if b.last != nil {

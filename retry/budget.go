@@ -8,39 +8,24 @@ import (
 	"time"
 )
 
-// Budget decides whether retries may be made, from the recent results of
-// the attempts of every RetryRunnable that shares it. It protects a provider
+// Budget paces and refuses retries, from the recent results of the
+// attempts of every RetryRunnable that shares it. It protects a provider
 // from retry storms: when most attempts fail, retries stop and only first
 // attempts reach the provider.
 //
 // Implementations must be safe for concurrent use. The context lets a
 // networked implementation (shared across processes) bound its calls.
 type Budget interface {
-	// AllowRetry reports whether a retry may be made now.
-	AllowRetry(ctx context.Context) bool
-	// Record reports the result of an attempt: success, or a retryable
-	// failure. Non-retryable failures and cancellations are not reported.
-	Record(ctx context.Context, success bool)
-}
-
-// Pacer is implemented by a Budget that paces retries instead of only
-// refusing them. ReserveRetry takes a retry's turn: the wait before the
-// retry may be made, or ok false to refuse it. The retry layer calls it
-// instead of AllowRetry and waits the longer of its backoff and that wait,
-// reported as retry.backoff.source "budget"; a wait that would pass the
-// caller's deadline ends the call with outcome deadline.
-type Pacer interface {
-	Budget
-	ReserveRetry(ctx context.Context) (wait time.Duration, ok bool)
-}
-
-// AttemptRecorder is implemented by a Budget that learns from how retries
-// fare, not only from how many attempts fail. The retry layer calls
-// RecordAttempt, with the attempt's number (1 for a first attempt), instead
-// of Record.
-type AttemptRecorder interface {
-	Budget
-	RecordAttempt(ctx context.Context, attempt int, success bool)
+	// ReserveRetry takes one retry's turn: the wait, at most maxWait,
+	// before the retry may be made (0 for now), or ok false to refuse it,
+	// taking nothing. The retry layer waits the longer of its backoff and
+	// that wait, reported as retry.backoff.source "budget"; a hedge asks
+	// with a maxWait of 0.
+	ReserveRetry(ctx context.Context, maxWait time.Duration) (wait time.Duration, ok bool)
+	// RecordAttempt reports how attempt n of a call (1 for its first)
+	// ended: a success, or a retryable failure. Failures that are not
+	// retried, cancellations and rejected outputs are not reported.
+	RecordAttempt(ctx context.Context, n int, success bool)
 }
 
 // milli is the fixed-point scale of TokenBudget's tokens.
@@ -58,12 +43,14 @@ type TokenBudget struct {
 // NewTokenBudget returns a TokenBudget, gRPC's retry throttling. It counts
 // failures only, so it cannot tell retries that help from retries that
 // harm: RecommendedBudget, which paces retries by what they achieve, is the
-// recommended budget. NewTokenBudget(300, 2) is its best setting in bench/. maxTokens must be positive and
-// tokenRatio non-negative, both finite, and neither may round to nothing at
-// the budget's resolution of a thousandth of a token (a maxTokens of
-// 0.0005 would never allow a retry, a tokenRatio of 0.0005 never refund);
-// NewTokenBudget panics otherwise, as a budget is built once at start-up
-// from constants.
+// recommended budget; NewTokenBudget(300, 2) is the token budget's best
+// setting in bench/.
+//
+// maxTokens must be positive and tokenRatio non-negative, both finite, and
+// neither may round to nothing at the budget's resolution of a thousandth
+// of a token (a maxTokens of 0.0005 would never allow a retry, a
+// tokenRatio of 0.0005 never refund). NewTokenBudget panics otherwise, as a
+// budget is built once at start-up from constants.
 func NewTokenBudget(maxTokens, tokenRatio float64) *TokenBudget {
 	b, err := newTokenBudget(maxTokens, tokenRatio)
 	if err != nil {
@@ -90,13 +77,15 @@ func newTokenBudget(maxTokens, tokenRatio float64) (*TokenBudget, error) {
 	return b, nil
 }
 
-// AllowRetry reports whether the tokens are above half of the maximum.
-func (b *TokenBudget) AllowRetry(context.Context) bool {
-	return b.tokens.Load() > b.threshold
+// ReserveRetry allows a retry at once while the tokens are above half of
+// the maximum, and refuses it otherwise: a TokenBudget never paces.
+func (b *TokenBudget) ReserveRetry(context.Context, time.Duration) (time.Duration, bool) {
+	return 0, b.tokens.Load() > b.threshold
 }
 
-// Record takes one token for a failure, or refunds tokenRatio for a success.
-func (b *TokenBudget) Record(_ context.Context, success bool) {
+// RecordAttempt takes one token for a failure, or refunds tokenRatio for a
+// success, whichever attempt it was.
+func (b *TokenBudget) RecordAttempt(_ context.Context, _ int, success bool) {
 	for {
 		old := b.tokens.Load()
 		next := old - milli

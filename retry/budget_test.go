@@ -94,16 +94,16 @@ func TestTokenBudgetArithmetic(t *testing.T) {
 		{true, 0.5, false}, {true, 1, false}, {true, 1.5, false}, {true, 2, false}, {true, 2.5, true},
 	}
 	for i, s := range steps {
-		b.Record(ctx, s.success)
+		b.RecordAttempt(ctx, 1, s.success)
 		if got := b.Tokens(); got != s.tokens {
 			t.Errorf("step %d: Tokens() = %v, want %v", i, got, s.tokens)
 		}
-		if got := b.AllowRetry(ctx); got != s.allow {
+		if got := allowNow(b, ctx); got != s.allow {
 			t.Errorf("step %d: AllowRetry() = %v, want %v", i, got, s.allow)
 		}
 	}
 	for range 100 {
-		b.Record(ctx, true)
+		b.RecordAttempt(ctx, 1, true)
 	}
 	if got := b.Tokens(); got != 4 {
 		t.Errorf("Tokens() after many successes = %v, want the maximum 4", got)
@@ -117,8 +117,8 @@ func TestTokenBudgetConcurrent(t *testing.T) {
 	for range 50 {
 		wg.Go(func() {
 			for range 10 {
-				b.Record(ctx, false)
-				_ = b.AllowRetry(ctx)
+				b.RecordAttempt(ctx, 1, false)
+				_ = allowNow(b, ctx)
 			}
 		})
 	}
@@ -129,7 +129,7 @@ func TestTokenBudgetConcurrent(t *testing.T) {
 	for range 20 {
 		wg.Go(func() {
 			for range 10 {
-				b.Record(ctx, true)
+				b.RecordAttempt(ctx, 1, true)
 			}
 		})
 	}
@@ -211,7 +211,14 @@ func TestNewTokenBudgetSmallestValues(t *testing.T) {
 	if got := b.Tokens(); got != 0.001 {
 		t.Errorf("Tokens() = %v, want 0.001", got)
 	}
-	if !b.AllowRetry(t.Context()) {
+	if !allowNow(b, t.Context()) {
 		t.Error("a full budget of 0.001 tokens refuses a retry")
 	}
+}
+
+// allowNow asks b for a retry that may not wait: what AllowRetry asked
+// before the Budget interface paced.
+func allowNow(b retry.Budget, ctx context.Context) bool {
+	_, ok := b.ReserveRetry(ctx, 0)
+	return ok
 }

@@ -3,6 +3,7 @@ package retry
 import (
 	"context"
 	"log/slog"
+	"math"
 	"time"
 
 	"go.opentelemetry.io/otel/attribute"
@@ -10,6 +11,7 @@ import (
 	"go.opentelemetry.io/otel/trace"
 
 	"github.com/steadfast-go/steadfast/core"
+	"github.com/steadfast-go/steadfast/internal/errproto"
 )
 
 // call is the state of one logical call (an Invoke, a Batch or a Stream):
@@ -36,9 +38,12 @@ type call struct {
 	liveCancel context.CancelFunc
 	attempts   int  // attempts started
 	live       bool // an attempt is under way
-	// settled is set once the call's end is recorded, or (Stream) once the
-	// caller's goroutine has handed the call to the forwarding goroutine.
-	settled bool
+	// ended is set once the call's end is recorded.
+	ended bool
+	// handedOff is set, once and for good, by a Stream's caller's
+	// goroutine when it hands the call to the forwarding goroutine, which
+	// owns it from then on.
+	handedOff bool
 }
 
 // begin starts call c and returns the context of its call span.
@@ -133,7 +138,7 @@ func (c *call) endAttempt(ctx context.Context, a *attempt, err error, d decision
 		if err == nil {
 			c.r.tel.attempts.Add(ctx, 1, c.attrs.attemptOK...)
 		} else {
-			c.r.tel.attempts.Add(ctx, 1, c.attrs.with(AttrErrorType.String(errorType(err))))
+			c.r.tel.attempts.Add(ctx, 1, c.attrs.with(attrErrorType.String(errproto.Type(err))))
 		}
 	}
 	if a.span == nil {
@@ -145,7 +150,7 @@ func (c *call) endAttempt(ctx context.Context, a *attempt, err error, d decision
 		return
 	}
 	a.span.SetStatus(codes.Error, err.Error())
-	kv := append(attemptAttr(a.n)[:1:1], AttrErrorType.String(errorType(err)), AttrRetryable.Bool(d.retryable))
+	kv := append(attemptAttr(a.n)[:1:1], attrErrorType.String(errproto.Type(err)), AttrRetryable.Bool(d.retryable))
 	if d.outcome == "" {
 		kv = append(kv, AttrBackoff.Float64(d.delay.Seconds()), AttrBackoffSource.String(d.source.String()))
 	}
@@ -157,7 +162,7 @@ func (c *call) endAttempt(ctx context.Context, a *attempt, err error, d decision
 // span, the metrics and the hooks; items is the number of items (1 but
 // for Batch) to be sent again. It returns the outcome that ends the call
 // when the caller's context ends first, else "".
-func (c *call) sleep(ctx context.Context, n int, err error, d decision, items int) string {
+func (c *call) sleep(ctx context.Context, n int, err error, d decision, items int) Outcome {
 	if c.recording {
 		c.span.AddEvent(eventBackoff, trace.WithAttributes(
 			AttrAttempt.Int(n), AttrBackoff.Float64(d.delay.Seconds())))
@@ -167,13 +172,13 @@ func (c *call) sleep(ctx context.Context, n int, err error, d decision, items in
 	}
 	if len(c.r.onRetry) > 0 {
 		ev := RetryEvent{
-			Operation:  c.operation,
-			Method:     c.method.String(),
-			Attempt:    n,
-			Err:        err,
-			Delay:      d.delay,
-			RetryAfter: d.source == sourceRetryAfter,
-			Items:      items,
+			Operation: c.operation,
+			Method:    c.method.String(),
+			Attempt:   n,
+			Err:       err,
+			Delay:     d.delay,
+			Source:    d.source,
+			Items:     items,
 		}
 		for _, hook := range c.r.onRetry {
 			hook(ctx, ev)
@@ -209,7 +214,7 @@ func (c *call) stopTimer() {
 // outcome after attempts attempts. The context error follows from the
 // outcome, not from the context as it is now: a call stopped early for its
 // deadline is a deadline even if the caller cancels a moment later.
-func (c *call) newError(outcome string, attempts int, last error) *Error {
+func (c *call) newError(outcome Outcome, attempts int, last error) *Error {
 	e := &Error{Operation: c.operation, Outcome: outcome, Attempts: attempts, Err: last}
 	switch outcome {
 	case OutcomeCanceled:
@@ -222,7 +227,7 @@ func (c *call) newError(outcome string, attempts int, last error) *Error {
 
 // succeed ends a call that succeeded on attempt n.
 func (c *call) succeed(ctx context.Context, n int, extra ...attribute.KeyValue) {
-	c.settled = true
+	c.ended = true
 	c.stopTimer()
 	if c.metrics {
 		c.r.tel.calls.Add(ctx, 1, c.attrs.callOK...)
@@ -244,7 +249,7 @@ func (c *call) fail(ctx context.Context, err *Error, extra ...attribute.KeyValue
 		c.r.logger.LogAttrs(ctx, slog.LevelWarn, "retry: call failed",
 			slog.String("operation", c.operation),
 			slog.String("method", c.method.String()),
-			slog.String("outcome", err.Outcome),
+			slog.String("outcome", string(err.Outcome)),
 			slog.Int("attempts", err.Attempts),
 			slog.String("error", err.Error()))
 	}
@@ -252,17 +257,94 @@ func (c *call) fail(ctx context.Context, err *Error, extra ...attribute.KeyValue
 
 // record ends a failed call: it counts it and ends the call span.
 func (c *call) record(ctx context.Context, err *Error, extra ...attribute.KeyValue) {
-	c.settled = true
+	c.ended = true
 	c.stopTimer()
-	etype := errorType(err)
+	etype := errproto.Type(err)
 	if c.metrics {
-		c.r.tel.calls.Add(ctx, 1, c.attrs.with(AttrOutcome.String(err.Outcome), AttrErrorType.String(etype)))
+		c.r.tel.calls.Add(ctx, 1, c.attrs.with(AttrOutcome.String(string(err.Outcome)), attrErrorType.String(etype)))
 	}
 	if c.span != nil {
 		if c.recording {
-			c.span.SetAttributes(c.attrs.callEnd(err.Attempts, err.Outcome, append(append(extra, c.r.callAttrs...), AttrErrorType.String(etype))...)...)
+			c.span.SetAttributes(c.attrs.callEnd(err.Attempts, err.Outcome, append(append(extra, c.r.callAttrs...), attrErrorType.String(etype))...)...)
 			c.span.SetStatus(codes.Error, err.Error())
 		}
 		c.span.End()
 	}
+}
+
+// retryOrStop is what follows a failed Invoke or Stream attempt a: the
+// decision, the end of the attempt and the backoff. It returns nil when
+// the next attempt may start, else the *Error that ends the call.
+func (c *call) retryOrStop(ctx context.Context, a *attempt, err error) *Error {
+	errs, ends := [1]error{err}, [1]Outcome{}
+	d := c.decide(ctx, a.n, errs[:], ends[:])
+	c.endAttempt(ctx, a, err, d)
+	if d.outcome == "" {
+		d.outcome = c.sleep(ctx, a.n, err, d, 1)
+	}
+	if d.outcome != "" {
+		return c.newError(d.outcome, a.n, err)
+	}
+	return nil
+}
+
+// stopped returns the *Error of a call whose caller's context is done
+// before its next attempt, after attempts attempts, else nil.
+func (c *call) stopped(ctx context.Context, attempts int, last error) *Error {
+	if cerr := ctx.Err(); cerr != nil {
+		return c.newError(ctxOutcome(cerr), attempts, last)
+	}
+	return nil
+}
+
+// reserveRetry asks the budget, if any, for one retry: the wait a pacing
+// budget asks for, and whether it is allowed. It counts a refusal.
+func (c *call) reserveRetry(ctx context.Context) (time.Duration, bool) {
+	if c.r.budget == nil {
+		return 0, true
+	}
+	wait, ok := c.r.budget.ReserveRetry(ctx, maxBudgetWait)
+	if !ok && c.metrics {
+		c.r.tel.budgetRefused.Add(ctx, 1, c.attrs.attemptOK...)
+	}
+	return wait, ok
+}
+
+// maxBudgetWait is the retry layer's bound on a budget's wait: none of its
+// own. The budget's setting bounds it, and decide ends the call when it
+// would pass the caller's deadline.
+const maxBudgetWait = time.Duration(math.MaxInt64)
+
+// recordAttempt tells the budget, if any, how attempt n ended.
+func (c *call) recordAttempt(ctx context.Context, n int, success bool) {
+	if c.r.budget != nil {
+		c.r.budget.RecordAttempt(ctx, n, success)
+	}
+}
+
+// recordSuccess tells the budget that attempt n (or a Batch item's) succeeded.
+func (c *call) recordSuccess(ctx context.Context, n int) {
+	if c.r.budget != nil {
+		c.r.budget.RecordAttempt(ctx, n, true)
+	}
+}
+
+// check runs CheckOutput, if any, on an attempt's output.
+func (c *call) check(ctx context.Context, input, output any) error {
+	if c.cfg.CheckOutput == nil {
+		return nil
+	}
+	if err := c.cfg.CheckOutput(ctx, input, output); err != nil {
+		return &OutputError{Err: err}
+	}
+	return nil
+}
+
+// nextInput returns the input of the attempt after one that was sent input
+// and failed with err.
+func (c *call) nextInput(ctx context.Context, input any, err error) any {
+	if c.cfg.NextInput == nil {
+		return input
+	}
+	return c.cfg.NextInput(ctx, input, err)
 }

@@ -49,7 +49,7 @@ func invokeOnce(t *testing.T, ctx context.Context, cfg retry.RetryConfig, inner 
 	return inner.CallCount(), time.Since(start), err
 }
 
-func wantOutcome(t *testing.T, err error, outcome string, attempts int) *retry.Error {
+func wantOutcome(t *testing.T, err error, outcome retry.Outcome, attempts int) *retry.Error {
 	t.Helper()
 	re, ok := errors.AsType[*retry.Error](err)
 	if !ok {

@@ -5,23 +5,27 @@ import (
 	"fmt"
 )
 
-// Outcomes: why a call ended. They are the values of the retry.outcome
-// telemetry attribute and of Error.Outcome.
+// Outcome says why a call ended. Its values are those of the retry.outcome
+// telemetry attribute.
+type Outcome string
+
+// The outcomes of a call.
 const (
-	OutcomeSuccess           = "success"
-	OutcomeNotRetryable      = "not_retryable"
-	OutcomeExhausted         = "exhausted"
-	OutcomeCanceled          = "canceled"
-	OutcomeDeadline          = "deadline"
-	OutcomeBudgetExhausted   = "budget_exhausted"
-	OutcomeRetryAfterTooLong = "retry_after_too_long"
-	OutcomeCommitted         = "committed"
+	OutcomeSuccess           Outcome = "success"
+	OutcomeNotRetryable      Outcome = "not_retryable"
+	OutcomeExhausted         Outcome = "exhausted"
+	OutcomeCanceled          Outcome = "canceled"
+	OutcomeDeadline          Outcome = "deadline"
+	OutcomeBudgetExhausted   Outcome = "budget_exhausted"
+	OutcomeRetryAfterTooLong Outcome = "retry_after_too_long"
+	OutcomeCommitted         Outcome = "committed"
 )
 
 // ErrAttemptTimeout is matched (errors.Is) by the error of an attempt that
-// ran out of RetryConfig.PerAttemptTimeout while the caller's context was
-// still live. List it in RetryableErrors to keep such attempts retryable.
-var ErrAttemptTimeout = errors.New("retry: attempt timed out")
+// ran out of RetryConfig.PerAttemptTimeout, or FirstChunkTimeout, while the
+// caller's context was still live; its error.type is "timeout". List it in
+// RetryableErrors to keep such attempts retryable.
+var ErrAttemptTimeout error = &sentinel{"retry: attempt timed out", "timeout"}
 
 // ErrAttemptAbandoned is matched (errors.Is) by the cause of a Stream
 // attempt's context that the retry layer cancelled to move on to the next
@@ -38,8 +42,8 @@ var ErrAttemptAbandoned = errors.New("retry: stream attempt abandoned")
 type Error struct {
 	// Operation is the call's resolved operation, "" when it has none.
 	Operation string
-	// Outcome is one of the Outcome constants.
-	Outcome string
+	// Outcome says why retrying stopped.
+	Outcome Outcome
 	// Attempts is the number of attempts made.
 	Attempts int
 	// Err is the last attempt's error; nil when no attempt was made.
@@ -108,9 +112,13 @@ func (e *OutputError) Error() string { return "retry: output rejected: " + e.Err
 // Unwrap returns the check's error.
 func (e *OutputError) Unwrap() error { return e.Err }
 
-// ErrorType names the failure for telemetry.
+// ErrorType names the failure for telemetry: the check error's own
+// error.type, else "invalid_output".
 func (e *OutputError) ErrorType() string {
-	if t, ok := errors.AsType[errorTyper](e.Err); ok && t.ErrorType() != "" {
+	if t, ok := errors.AsType[interface {
+		error
+		ErrorType() string
+	}](e.Err); ok && t.ErrorType() != "" {
 		return t.ErrorType()
 	}
 	return "invalid_output"
@@ -122,3 +130,10 @@ func rejected(err error) bool {
 	_, ok := err.(*OutputError)
 	return ok
 }
+
+// sentinel is an error value of the package that names its own
+// error.type.
+type sentinel struct{ msg, etype string }
+
+func (e *sentinel) Error() string     { return e.msg }
+func (e *sentinel) ErrorType() string { return e.etype }

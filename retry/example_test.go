@@ -155,7 +155,7 @@ func ExampleNewTokenBudget() {
 		return nil, unavailable{}
 	})
 	r := retry.NewRetryRunnable(down, cfg, retry.WithBudget(budget))
-	outcomes := map[string]int{}
+	outcomes := map[retry.Outcome]int{}
 	for range 100 {
 		_, err := r.Invoke(context.Background(), "q")
 		var re *retry.Error

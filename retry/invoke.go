@@ -17,8 +17,7 @@ func (r *RetryRunnable) Invoke(ctx context.Context, input any, opts ...core.Opti
 	var last error
 	in := input // the attempt's input: NextInput may rewrite it
 	for n := 1; ; n++ {
-		if cerr := ctx.Err(); cerr != nil { // c.stopped, by hand: it does not inline
-			e := c.ctxError(cerr, n-1, last)
+		if e := c.stopped(ctx, n-1, last); e != nil {
 			c.fail(ctx, e)
 			return nil, e
 		}

@@ -36,9 +36,9 @@ type RetryEvent struct {
 	Err error
 	// Delay is the backoff before the next attempt.
 	Delay time.Duration
-	// RetryAfter reports whether Delay is the server's hint rather than the
-	// computed backoff.
-	RetryAfter bool
+	// Source says where Delay came from: the computed backoff, the
+	// server's hint, or the budget's pacing.
+	Source BackoffSource
 	// Items is, for Batch, the number of items about to be sent again;
 	// 1 for Invoke and Stream.
 	Items int

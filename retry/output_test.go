@@ -8,6 +8,7 @@ import (
 	"strings"
 	"testing"
 	"testing/synctest"
+	"time"
 
 	"github.com/steadfast-go/steadfast/core"
 	"github.com/steadfast-go/steadfast/internal/mock"
@@ -99,8 +100,11 @@ type countingBudget struct {
 	asked, failures, successes int
 }
 
-func (b *countingBudget) AllowRetry(context.Context) bool { b.asked++; return b.allow }
-func (b *countingBudget) Record(_ context.Context, ok bool) {
+func (b *countingBudget) ReserveRetry(context.Context, time.Duration) (time.Duration, bool) {
+	b.asked++
+	return 0, b.allow
+}
+func (b *countingBudget) RecordAttempt(_ context.Context, _ int, ok bool) {
 	if ok {
 		b.successes++
 	} else {

@@ -199,8 +199,10 @@ func TestStreamHookAndBudgetPanicsAreTheLastValue(t *testing.T) {
 // does.
 type panickyBudget struct{}
 
-func (panickyBudget) AllowRetry(context.Context) bool { return true }
-func (panickyBudget) Record(_ context.Context, success bool) {
+func (panickyBudget) ReserveRetry(context.Context, time.Duration) (time.Duration, bool) {
+	return 0, true
+}
+func (panickyBudget) RecordAttempt(_ context.Context, _ int, success bool) {
 	if !success {
 		panic("from budget")
 	}

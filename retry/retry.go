@@ -25,11 +25,9 @@ type RetryRunnable struct {
 	inner    core.Runnable
 	cfg      RetryConfig
 	policies map[string]*RetryConfig
-	name     string           // the inner Runnable's Name(), if any
-	idem     core.Idempotency // the inner Runnable's, if it implements it
+	name     string           // core.NameOf(inner)
+	idem     core.Idempotency // the inner chain's, if it says
 	budget   Budget
-	pacer    Pacer           // budget, when it paces
-	recorder AttemptRecorder // budget, when it records attempts
 	onRetry  []func(ctx context.Context, ev RetryEvent)
 	logger   *slog.Logger
 	random   func() float64
@@ -102,8 +100,6 @@ func configure(cfg RetryConfig, opts []Option) (*RetryRunnable, error) {
 	if r.random == nil {
 		r.random = rand.Float64
 	}
-	r.pacer, _ = r.budget.(Pacer)
-	r.recorder, _ = r.budget.(AttemptRecorder)
 	if len(o.policies) > 0 {
 		r.policies = make(map[string]*RetryConfig, len(o.policies))
 		for op, p := range o.policies {
@@ -127,27 +123,30 @@ func configure(cfg RetryConfig, opts []Option) (*RetryRunnable, error) {
 func (r *RetryRunnable) bind(inner core.Runnable) {
 	r.inner = inner
 	r.name = core.NameOf(inner)
-	r.idem, _ = inner.(core.Idempotency)
-	if ca, ok := inner.(CallAttributer); ok {
-		r.callAttrs = ca.CallAttributes()
-	}
+	r.idem, _ = core.Find[core.Idempotency](inner)
+	r.callAttrs = CallAttributes(inner)
 }
 
 // CallAttributer is implemented by a Runnable that knows attributes worth
 // putting on the call span of every call to it, such as the GenAI semantic
-// conventions' gen_ai.provider.name and gen_ai.request.model. The
-// RetryRunnable reads them once, when it wraps the Runnable.
+// conventions' gen_ai.provider.name and gen_ai.request.model.
 type CallAttributer interface {
 	CallAttributes() []attribute.KeyValue
 }
 
-// Name returns the inner Runnable's Name, so decorators keep naming the
-// operation after wrapping.
-func (r *RetryRunnable) Name() string { return r.name }
+// CallAttributes returns the attributes of the first CallAttributer in
+// r's chain (see core.Find), through any decorators that wrap it, or nil.
+// The RetryRunnable reads them once, when it wraps its inner Runnable.
+func CallAttributes(r core.Runnable) []attribute.KeyValue {
+	if ca, ok := core.Find[CallAttributer](r); ok {
+		return ca.CallAttributes()
+	}
+	return nil
+}
 
-// Idempotent reports the inner Runnable's Idempotent, true when it does not
-// say.
-func (r *RetryRunnable) Idempotent() bool { return r.idem == nil || r.idem.Idempotent() }
+// Unwrap returns the inner Runnable, so core.NameOf, core.IsIdempotent and
+// CallAttributes see through the retry layer.
+func (r *RetryRunnable) Unwrap() core.Runnable { return r.inner }
 
 // policy returns the policy of operation.
 func (r *RetryRunnable) policy(operation string) *RetryConfig {

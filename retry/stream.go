@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/steadfast-go/steadfast/core"
+	"github.com/steadfast-go/steadfast/internal/streams"
 )
 
 // Stream calls the inner Runnable's Stream and retries until the stream
@@ -36,12 +37,15 @@ func (r *RetryRunnable) Stream(ctx context.Context, input any, opts ...core.Opti
 	if e := s.start(ctx); e != nil {
 		return nil, e
 	}
-	out := make(chan any)
-	go s.forward(ctx, out)
-	return out, nil
+	return streams.Forward(ctx, streams.Source{C: s.ch, Cancel: s.cancel}, s, streams.Config{
+		FirstTimeout:      s.c.cfg.FirstChunkTimeout,
+		FirstTimeoutError: s.firstChunkTimeout,
+		Abandon:           abandoned,
+	}), nil
 }
 
-// streamCall is the state of one Stream call.
+// streamCall is the state of one Stream call: the streams.Committer of the
+// retry layer.
 type streamCall struct {
 	c      call
 	input  any
@@ -51,7 +55,6 @@ type streamCall struct {
 	cancel context.CancelCauseFunc // cancels the live attempt's stream
 	ch     <-chan any              // the live attempt's stream
 	last   error                   // the last failed attempt's error
-	chunks int                     // chunks delivered to the consumer
 }
 
 // start makes attempts on the caller's goroutine until one creates a
@@ -62,7 +65,7 @@ func (s *streamCall) start(ctx context.Context) *Error {
 		s.c.fail(ctx, e)
 		return e
 	}
-	s.c.settled = true // the forwarding goroutine owns the call from here
+	s.c.handedOff = true
 	return nil
 }
 
@@ -122,6 +125,12 @@ func (s *streamCall) createOnce(a *attempt) (ch <-chan any, cancel context.Cance
 // the caller's own cancellation.
 func abandoned(err error) error { return fmt.Errorf("%w: %w", ErrAttemptAbandoned, err) }
 
+// firstChunkTimeout is the failure of an attempt with no first value
+// within FirstChunkTimeout.
+func (s *streamCall) firstChunkTimeout() error {
+	return &attemptTimeoutError{err: fmt.Errorf("no first chunk within FirstChunkTimeout %v", s.c.cfg.FirstChunkTimeout)}
+}
+
 // failed ends a failed attempt and sleeps the backoff; it returns the *Error
 // that ends the call when there is to be no next attempt.
 func (s *streamCall) failed(ctx context.Context, a *attempt, err error) *Error {
@@ -129,154 +138,55 @@ func (s *streamCall) failed(ctx context.Context, a *attempt, err error) *Error {
 	return s.c.retryOrStop(ctx, a, err)
 }
 
-// forward runs on the stream's goroutine: it awaits the first chunk,
-// retrying until the stream commits, then pumps every chunk until the
-// stream ends or ctx is done.
-func (s *streamCall) forward(ctx context.Context, out chan<- any) {
-	s.c.settled = false // this goroutine owns the call now
-	defer close(out)
-	defer func() { s.cancel(nil) }() // the live attempt's, whichever it is by then
-	defer s.recoverPanic(ctx, out)
-	if s.awaitFirst(ctx, out) {
-		s.pump(ctx, out)
+// Next implements streams.Committer: the live attempt failed before the
+// commit; the next one, after the backoff.
+func (s *streamCall) Next(ctx context.Context, err error) (streams.Source, error) {
+	e := s.failed(ctx, &s.cur, err)
+	if e == nil {
+		e = s.create(ctx)
 	}
+	if e != nil {
+		return streams.Source{}, e
+	}
+	return streams.Source{C: s.ch, Cancel: s.cancel}, nil
 }
 
-// awaitFirst is the phase before the commit: it waits for the live
-// attempt's first value, retrying failures, and delivers the first chunk.
-// It reports whether the stream committed; when not, the call has ended.
-func (s *streamCall) awaitFirst(ctx context.Context, out chan<- any) bool {
-	for {
-		v, got, err := s.first(ctx)
-		switch got {
-		case gotEnd:
-			s.succeed(ctx)
-			return false
-		case gotDone:
-			s.abort(ctx)
-			return false
-		case gotFailure:
-			s.cancel(abandoned(err))
-			e := s.failed(ctx, &s.cur, err)
-			if e == nil {
-				e = s.create(ctx)
-			}
-			if e != nil {
-				core.Send(ctx, out, e)
-				s.c.fail(ctx, e, AttrStreamChunks.Int(0))
-				return false
-			}
-			continue
-		}
-		if !core.Send(ctx, out, v) {
-			s.abort(ctx)
-			return false
-		}
-		s.commit(ctx)
-		return true
-	}
-}
-
-// commit marks the stream committed: from here on nothing is retried.
-func (s *streamCall) commit(ctx context.Context) {
-	s.chunks = 1
+// Committed implements streams.Committer: from here on nothing is retried.
+func (s *streamCall) Committed(ctx context.Context) {
 	s.c.recordSuccess(ctx, s.n)
 }
 
-// pump is the phase after the commit: it forwards every value until the
-// stream ends, fails or ctx is done.
-func (s *streamCall) pump(ctx context.Context, out chan<- any) {
-	for {
-		select {
-		case v, ok := <-s.ch:
-			if !ok {
-				if ctx.Err() != nil { // closed because the caller's context ended
-					s.abort(ctx)
-					return
-				}
-				s.succeed(ctx)
-				return
-			}
-			if err, isErr := v.(error); isErr {
-				core.Send(ctx, out, err)
-				s.committedFailure(ctx, err)
-				return
-			}
-			if !core.Send(ctx, out, v) {
-				s.abort(ctx)
-				return
-			}
-			s.chunks++
-		case <-ctx.Done():
-			s.abort(ctx)
-			return
+// Ended implements streams.Committer: it ends the call.
+func (s *streamCall) Ended(ctx context.Context, r streams.Result) {
+	chunks := AttrStreamChunks.Int(r.Chunks)
+	switch r.End {
+	case streams.Completed:
+		s.c.endAttempt(ctx, &s.cur, nil, decision{})
+		if r.Chunks == 0 { // an empty stream: not recorded at a commit
+			s.c.recordSuccess(ctx, s.n)
 		}
+		s.c.succeed(ctx, s.n, chunks)
+	case streams.Failed:
+		s.c.endAttempt(ctx, &s.cur, r.Err, decision{outcome: OutcomeCommitted})
+		s.c.fail(ctx, &Error{Operation: s.c.operation, Outcome: OutcomeCommitted, Attempts: s.n, Err: r.Err}, chunks)
+	case streams.Canceled:
+		outcome := ctxOutcome(ctx.Err())
+		s.c.endAttempt(ctx, &s.cur, ctx.Err(), decision{outcome: outcome})
+		s.c.fail(ctx, s.c.newError(outcome, s.n, s.last), chunks)
+	case streams.GaveUp:
+		s.c.fail(ctx, r.Err.(*Error), chunks)
 	}
 }
 
-// recoverPanic, deferred by forward, turns a panic on the forwarding
-// goroutine (of the inner Stream, a hook, the budget or the logger) into
-// the stream's last value. A panic after the last value was delivered
-// cannot be delivered and is dropped: nothing may follow the last value.
-func (s *streamCall) recoverPanic(ctx context.Context, out chan<- any) {
-	v := recover()
-	if s.c.settled { // a normal return, or a panic after the call ended
-		return
+// Unwound implements streams.Committer: a panic on the forwarding
+// goroutine ends the call with an *Error wrapping a *core.PanicError.
+func (s *streamCall) Unwound(ctx context.Context, v any, chunks int) (error, bool) {
+	if s.c.ended { // a normal return, or a panic after the call ended
+		return nil, false
 	}
 	var err error = errGoexit
 	if v != nil {
 		err = core.NewPanicError(v)
 	}
-	core.Send(ctx, out, s.c.failUnwound(ctx, err, s.chunks > 0, AttrStreamChunks.Int(s.chunks)))
-}
-
-// first waits for the live attempt's first value.
-func (s *streamCall) first(ctx context.Context) (any, firstResult, error) {
-	var timeout <-chan time.Time
-	if d := s.c.cfg.FirstChunkTimeout; d > 0 {
-		t := time.NewTimer(d)
-		defer t.Stop()
-		timeout = t.C
-	}
-	select {
-	case v, ok := <-s.ch:
-		if !ok {
-			if ctx.Err() != nil { // closed because the caller's context ended
-				return nil, gotDone, nil
-			}
-			return nil, gotEnd, nil
-		}
-		if err, isErr := v.(error); isErr {
-			return nil, gotFailure, err
-		}
-		return v, gotChunk, nil
-	case <-timeout:
-		return nil, gotFailure, &attemptTimeoutError{
-			err: fmt.Errorf("no first chunk within FirstChunkTimeout %v", s.c.cfg.FirstChunkTimeout)}
-	case <-ctx.Done():
-		return nil, gotDone, nil
-	}
-}
-
-// succeed ends a stream that closed normally.
-func (s *streamCall) succeed(ctx context.Context) {
-	s.c.endAttempt(ctx, &s.cur, nil, decision{})
-	if s.chunks == 0 { // an empty stream: not recorded at a commit
-		s.c.recordSuccess(ctx, s.n)
-	}
-	s.c.succeed(ctx, s.n, AttrStreamChunks.Int(s.chunks))
-}
-
-// committedFailure ends a stream that failed after its commit.
-func (s *streamCall) committedFailure(ctx context.Context, err error) {
-	s.c.endAttempt(ctx, &s.cur, err, decision{outcome: OutcomeCommitted})
-	s.c.fail(ctx, &Error{Operation: s.c.operation, Outcome: OutcomeCommitted, Attempts: s.n, Err: err},
-		AttrStreamChunks.Int(s.chunks))
-}
-
-// abort ends a stream whose caller's context ended.
-func (s *streamCall) abort(ctx context.Context) {
-	outcome := ctxOutcome(ctx.Err())
-	s.c.endAttempt(ctx, &s.cur, ctx.Err(), decision{outcome: outcome})
-	s.c.fail(ctx, s.c.newError(outcome, s.n, s.last), AttrStreamChunks.Int(s.chunks))
+	return s.c.failUnwound(ctx, err, chunks > 0, AttrStreamChunks.Int(chunks)), true
 }

@@ -1,10 +1,7 @@
 package retry
 
 import (
-	"context"
-	"errors"
 	"fmt"
-	"strconv"
 	"sync"
 	"sync/atomic"
 
@@ -40,8 +37,10 @@ const (
 	AttrBackoffSource = attribute.Key("retry.backoff.source")
 	AttrBatchItems    = attribute.Key("retry.batch.items")
 	AttrStreamChunks  = attribute.Key("retry.stream.chunks")
-	AttrErrorType     = semconv.ErrorTypeKey // error.type
 )
+
+// attrErrorType is semconv's error.type.
+const attrErrorType = semconv.ErrorTypeKey
 
 // Span and event names; the call spans' are method.spanName.
 const (
@@ -175,23 +174,23 @@ func newOpAttrs(key opKey) *opAttrs {
 		base:      base,
 		attemptOK: []metric.AddOption{baseSet},
 		recordOK:  []metric.RecordOption{baseSet},
-		callOK:    []metric.AddOption{metric.WithAttributeSet(attribute.NewSet(append(base[:len(base):len(base)], AttrOutcome.String(OutcomeSuccess))...))},
+		callOK:    []metric.AddOption{metric.WithAttributeSet(attribute.NewSet(append(base[:len(base):len(base)], AttrOutcome.String(string(OutcomeSuccess)))...))},
 	}
 	for i := range a.successEnd {
-		a.successEnd[i] = append(call[:len(call):len(call)], AttrAttempts.Int(i+1), AttrOutcome.String(OutcomeSuccess))
+		a.successEnd[i] = append(call[:len(call):len(call)], AttrAttempts.Int(i+1), AttrOutcome.String(string(OutcomeSuccess)))
 	}
 	return a
 }
 
 // callEnd returns the call span's attributes at its end: the policy's, the
 // attempts made and the outcome, then extra.
-func (a *opAttrs) callEnd(attempts int, outcome string, extra ...attribute.KeyValue) []attribute.KeyValue {
+func (a *opAttrs) callEnd(attempts int, outcome Outcome, extra ...attribute.KeyValue) []attribute.KeyValue {
 	if outcome == OutcomeSuccess && len(extra) == 0 && attempts >= 1 && attempts <= len(a.successEnd) {
 		return a.successEnd[attempts-1]
 	}
 	kv := make([]attribute.KeyValue, 0, len(a.call)+2+len(extra))
 	kv = append(kv, a.call...)
-	kv = append(kv, AttrAttempts.Int(attempts), AttrOutcome.String(outcome))
+	kv = append(kv, AttrAttempts.Int(attempts), AttrOutcome.String(string(outcome)))
 	return append(kv, extra...)
 }
 
@@ -215,64 +214,4 @@ func (a *opAttrs) with(kv ...attribute.KeyValue) metric.MeasurementOption {
 	all := make([]attribute.KeyValue, 0, len(a.base)+len(kv))
 	all = append(append(all, a.base...), kv...)
 	return metric.WithAttributeSet(attribute.NewSet(all...))
-}
-
-// errorType is the bounded error.type of err: its status code; else
-// canceled, deadline_exceeded or timeout; else the Go type of the innermost
-// error; else _OTHER.
-func errorType(err error) string {
-	if err == nil {
-		return "_OTHER"
-	}
-	if t, ok := errors.AsType[errorTyper](err); ok {
-		if s := t.ErrorType(); s != "" {
-			return s
-		}
-	}
-	if code, ok := statusCode(err); ok {
-		return strconv.Itoa(code)
-	}
-	switch {
-	case errors.Is(err, ErrAttemptTimeout):
-		return "timeout"
-	case errors.Is(err, context.Canceled):
-		return "canceled"
-	case errors.Is(err, context.DeadlineExceeded):
-		return "deadline_exceeded"
-	}
-	if ne, ok := errors.AsType[interface {
-		error
-		Timeout() bool
-	}](err); ok && ne.Timeout() {
-		return "timeout"
-	}
-	return fmt.Sprintf("%T", innermost(err))
-}
-
-// errorTyper lets an error (a provider adapter's) name its own bounded
-// error.type, such as a provider's error code.
-type errorTyper interface {
-	error
-	ErrorType() string
-}
-
-func innermost(err error) error {
-	for {
-		switch u := err.(type) {
-		case interface{ Unwrap() error }:
-			next := u.Unwrap()
-			if next == nil {
-				return err
-			}
-			err = next
-		case interface{ Unwrap() []error }:
-			errs := u.Unwrap()
-			if len(errs) == 0 || errs[0] == nil {
-				return err
-			}
-			err = errs[0]
-		default:
-			return err
-		}
-	}
 }

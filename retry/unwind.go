@@ -19,7 +19,7 @@ var errGoexit = errors.New("retry: the goroutine exited during the call (runtime
 // runtime.Goexit. The panic then goes on with its value unchanged, so the
 // caller can recover it as if there were no retry layer.
 func (c *call) endIfUnwinding(ctx context.Context) {
-	if c.settled {
+	if c.ended || c.handedOff {
 		return
 	}
 	v := recover()

@@ -22,36 +22,30 @@ func (m method) String() string { return methodNames[m] }
 // spanName returns the name of the method's call span.
 func (m method) spanName() string { return methodSpanNames[m] }
 
-// backoffSource says where a backoff's delay came from: the closed set of
-// values of the retry.backoff.source attribute.
-type backoffSource uint8
+// BackoffSource says where a backoff's delay came from. Its values are
+// those of the retry.backoff.source attribute.
+type BackoffSource uint8
 
+// The sources of a backoff's delay; the zero value means no backoff.
 const (
-	sourceNone       backoffSource = iota // no backoff follows
-	sourceComputed                        // the policy's exponential backoff and jitter
-	sourceRetryAfter                      // the server's RetryAfter hint
-	sourceBudget                          // the budget's pacing wait
+	// BackoffComputed is the policy's exponential backoff and jitter.
+	BackoffComputed BackoffSource = iota + 1
+	// BackoffRetryAfter is the server's RetryAfter hint.
+	BackoffRetryAfter
+	// BackoffBudget is the budget's pacing wait, longer than the backoff.
+	BackoffBudget
 )
 
-// String returns the source's retry.backoff.source value.
-func (s backoffSource) String() string {
+// String returns the source's retry.backoff.source value: "computed",
+// "retry_after" or "budget"; "" for no backoff.
+func (s BackoffSource) String() string {
 	switch s {
-	case sourceComputed:
+	case BackoffComputed:
 		return "computed"
-	case sourceRetryAfter:
+	case BackoffRetryAfter:
 		return "retry_after"
-	case sourceBudget:
+	case BackoffBudget:
 		return "budget"
 	}
 	return ""
 }
-
-// firstResult is what the first receive of a Stream attempt found.
-type firstResult uint8
-
-const (
-	gotChunk   firstResult = iota // a chunk: the stream commits once it is delivered
-	gotEnd                        // the stream closed without a value: an empty success
-	gotFailure                    // an error value or FirstChunkTimeout: retry
-	gotDone                       // the caller's context ended
-)

@@ -97,13 +97,13 @@ type Replica struct {
 
 // LocalWhole gives each replica a bucket of the whole quota.
 var LocalWhole = Limiter{"local, whole quota", func(sc Scenario, _ int) (Replica, error) {
-	return Replica{Backend: ratelimit.Local(rate.NewLimiter(rate.Limit(sc.Quota), int(sc.Quota)))}, nil
+	return Replica{Backend: ratelimit.InProcess(rate.NewLimiter(rate.Limit(sc.Quota), int(sc.Quota)))}, nil
 }}
 
 // LocalShare gives each replica a bucket of its share of the quota.
 var LocalShare = Limiter{"local, 1/n of it", func(sc Scenario, _ int) (Replica, error) {
 	n := float64(sc.Replicas)
-	return Replica{Backend: ratelimit.Local(rate.NewLimiter(rate.Limit(sc.Quota/n), int(sc.Quota/n)))}, nil
+	return Replica{Backend: ratelimit.InProcess(rate.NewLimiter(rate.Limit(sc.Quota/n), int(sc.Quota/n)))}, nil
 }}
 
 // Result is one limiter's run under one load.
@@ -226,7 +226,7 @@ func Run(ctx context.Context, sc Scenario, lim Limiter, load Load) (Result, erro
 // usage; it waits for its calls to end.
 func replica(ctx context.Context, sc Scenario, p *provider, b ratelimit.Backend, callRate float64, seed uint64,
 	shed *atomic.Int64) error {
-	r, err := ratelimit.NewWithBackend(core.RunnableFunc(p.invoke), b,
+	r, err := ratelimit.New(core.RunnableFunc(p.invoke), b,
 		ratelimit.WithCost(func(in any) int { return in.(request).prompt + maxAnswer }),
 		ratelimit.WithUsage(func(out any) int { return out.(response).tokens }),
 		ratelimit.WithMeterProvider(noop.NewMeterProvider()))

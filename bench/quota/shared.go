@@ -22,7 +22,7 @@ func Shared(addr string) Limiter {
 		}
 		c := redis.NewClient(&redis.Options{Addr: addr, ContextTimeoutEnabled: true})
 		l, err := fleet.NewLimiter(c, fmt.Sprintf("%s-%d", key, runs), rate.Limit(sc.Quota), int(sc.Quota),
-			fleet.WithLocalShare(1/float64(sc.Replicas)), fleet.WithLogger(slog.New(slog.DiscardHandler)))
+			fleet.WithFallbackShare(1/float64(sc.Replicas)), fleet.WithLogger(slog.New(slog.DiscardHandler)))
 		if err != nil {
 			c.Close()
 			return Replica{}, err

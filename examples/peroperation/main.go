@@ -94,7 +94,7 @@ func run(w io.Writer) error {
 			return err
 		}
 		out, err := r.Invoke(context.Background(), input)
-		outcome := retry.OutcomeSuccess
+		outcome := string(retry.OutcomeSuccess)
 		if re, ok := errors.AsType[*retry.Error](err); ok {
 			outcome = fmt.Sprintf("%s: %v", re.Outcome, re.Err)
 		} else if err == nil {

@@ -99,7 +99,7 @@ func runPipeline(ctx context.Context, cfg config, w io.Writer) (summary, error) 
 		}))
 	}
 	if cfg.limiter {
-		layers = append(layers, ratelimit.Middleware(rate.NewLimiter(rate.Limit(cfg.rps), 1)))
+		layers = append(layers, ratelimit.Middleware(ratelimit.InProcess(rate.NewLimiter(rate.Limit(cfg.rps), 1))))
 	}
 	llm := core.Chain(&simulatedLLM{rateLimit: cfg.rateLimit, seed: cfg.seed, latency: cfg.latency}, layers...)
 

@@ -11,16 +11,20 @@ import (
 	"github.com/steadfast-go/steadfast/core"
 )
 
-// Span is a call's span. Settled is set once it has ended, or once
-// another goroutine owns the call.
+// Span is a call's span.
 type Span struct {
 	trace.Span
-	Settled bool
+	// Ended is set once the span has ended.
+	Ended bool
+	// HandedOff is set, once and for good, by the caller's goroutine when
+	// it hands the call to a goroutine of the decorator's own (a Stream's
+	// forwarder), which owns the span from then on.
+	HandedOff bool
 }
 
 // Succeed ends the span with kv.
 func (s *Span) Succeed(kv ...attribute.KeyValue) {
-	s.Settled = true
+	s.Ended = true
 	if s.IsRecording() {
 		s.SetAttributes(kv...)
 	}
@@ -29,7 +33,7 @@ func (s *Span) Succeed(kv ...attribute.KeyValue) {
 
 // Fail ends the span with status Error and kv.
 func (s *Span) Fail(err error, kv ...attribute.KeyValue) {
-	s.Settled = true
+	s.Ended = true
 	if s.IsRecording() {
 		s.SetAttributes(kv...)
 		s.SetStatus(codes.Error, err.Error())
@@ -41,7 +45,7 @@ func (s *Span) Fail(err error, kv ...attribute.KeyValue) {
 // span of a call that a panic (or runtime.Goexit) cut short; the panic goes
 // on with its value unchanged.
 func (s *Span) EndIfUnwinding() {
-	if s.Settled {
+	if s.Ended || s.HandedOff {
 		return
 	}
 	v := recover()

@@ -110,7 +110,7 @@ func Drain(ch <-chan any, text func(any) string) (joined string, last any) {
 
 // WantOutcome checks that err is a *retry.Error with the given outcome,
 // after the given number of HTTP requests, and returns it.
-func (h *Harness) WantOutcome(t *testing.T, err error, outcome string, requests int) *retry.Error {
+func (h *Harness) WantOutcome(t *testing.T, err error, outcome retry.Outcome, requests int) *retry.Error {
 	t.Helper()
 	re, ok := errors.AsType[*retry.Error](err)
 	if !ok {

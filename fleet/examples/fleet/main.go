@@ -95,7 +95,7 @@ func replica(id int, addr, key string, provider core.Runnable, share float64, en
 	defer client.Close()
 	quiet := fleet.WithLogger(slog.New(slog.DiscardHandler))
 	lim, err := fleet.NewLimiter(client, key, rate.Limit(quotaPerMinute/60.0), quotaPerMinute/60,
-		fleet.WithLocalShare(1.0/replicas), quiet)
+		fleet.WithFallbackShare(1.0/replicas), quiet)
 	if err != nil {
 		return err
 	}
@@ -110,7 +110,7 @@ func replica(id int, addr, key string, provider core.Runnable, share float64, en
 	// its tokens, leaving the rest of its deadline for the answer.
 	llm := core.Chain(provider,
 		retry.Middleware(retry.DefaultRetryConfig(), retry.WithBudget(budget)),
-		ratelimit.MiddlewareWithBackend(lim, ratelimit.WithMaxWait(500*time.Millisecond),
+		ratelimit.Middleware(lim, ratelimit.WithMaxWait(500*time.Millisecond),
 			ratelimit.WithCost(func(in any) int { return in.(prompt).tokens + maxAnswer }),
 			ratelimit.WithUsage(func(out any) int { return out.(answer).usage })))
 

@@ -1,0 +1,133 @@
+// Package errproto reads the error protocol by which steadfast's packages
+// and the provider adapters speak to each other without importing each
+// other: methods an error in the chain may have. Every package reads it
+// here, so that classification and the error.type attribute agree
+// everywhere.
+//
+//	Retryable() bool           a verdict: retry, or never
+//	StatusCode() int           an HTTP-like status (or HTTPStatusCode() int)
+//	RetryAfter() time.Duration the server's hint
+//	ErrorType() string         the error's own bounded error.type
+//	Local() bool               refused on this side of the wire (core.IsLocal)
+package errproto
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strconv"
+	"time"
+
+	"github.com/steadfast-go/steadfast/core"
+)
+
+type (
+	retryabler interface {
+		error
+		Retryable() bool
+	}
+	statusCoder interface {
+		error
+		StatusCode() int
+	}
+	httpStatusCoder interface {
+		error
+		HTTPStatusCode() int
+	}
+	retryAfterer interface {
+		error
+		RetryAfter() time.Duration
+	}
+	errorTyper interface {
+		error
+		ErrorType() string
+	}
+	timeouter interface {
+		error
+		Timeout() bool
+	}
+)
+
+// Retryable returns the verdict of the first error in err's chain with a
+// Retryable method, and whether there is one.
+func Retryable(err error) (retry, ok bool) {
+	if r, ok := errors.AsType[retryabler](err); ok {
+		return r.Retryable(), true
+	}
+	return false, false
+}
+
+// Status returns the status of the first error in err's chain with a
+// StatusCode method, else of the first with an HTTPStatusCode method.
+func Status(err error) (int, bool) {
+	if s, ok := errors.AsType[statusCoder](err); ok {
+		return s.StatusCode(), true
+	}
+	if s, ok := errors.AsType[httpStatusCoder](err); ok {
+		return s.HTTPStatusCode(), true
+	}
+	return 0, false
+}
+
+// RetryAfter returns the server's hint in err's chain, when positive.
+func RetryAfter(err error) (time.Duration, bool) {
+	if h, ok := errors.AsType[retryAfterer](err); ok {
+		if d := h.RetryAfter(); d > 0 {
+			return d, true
+		}
+	}
+	return 0, false
+}
+
+// Local reports a refusal made on this side of the wire (core.IsLocal).
+func Local(err error) bool { return core.IsLocal(err) }
+
+// Other is the error.type of an error that says nothing of itself.
+const Other = "_OTHER"
+
+// Type is the bounded error.type of err, the one rule of every package:
+// the error's own ErrorType(), when one in the chain names one; else its
+// status code ("429"); else canceled, deadline_exceeded or timeout; else
+// the Go type of the innermost error ("*net.OpError"); else _OTHER.
+func Type(err error) string {
+	if err == nil {
+		return Other
+	}
+	if t, ok := errors.AsType[errorTyper](err); ok {
+		if s := t.ErrorType(); s != "" {
+			return s
+		}
+	}
+	if code, ok := Status(err); ok {
+		return strconv.Itoa(code)
+	}
+	switch {
+	case errors.Is(err, context.Canceled):
+		return "canceled"
+	case errors.Is(err, context.DeadlineExceeded):
+		return "deadline_exceeded"
+	}
+	if t, ok := errors.AsType[timeouter](err); ok && t.Timeout() {
+		return "timeout"
+	}
+	return fmt.Sprintf("%T", innermost(err))
+}
+
+// innermost follows err's chain, the first branch of a join, to its end.
+func innermost(err error) error {
+	for {
+		var next error
+		switch u := err.(type) {
+		case interface{ Unwrap() error }:
+			next = u.Unwrap()
+		case interface{ Unwrap() []error }:
+			if errs := u.Unwrap(); len(errs) > 0 {
+				next = errs[0]
+			}
+		}
+		if next == nil {
+			return err
+		}
+		err = next
+	}
+}

@@ -1,0 +1,157 @@
+package streams
+
+import (
+	"context"
+	"time"
+
+	"github.com/steadfast-go/steadfast/core"
+)
+
+// Source is an open attempt's stream and the cancel of its context.
+type Source struct {
+	C      <-chan any
+	Cancel context.CancelCauseFunc
+}
+
+// Committer is the policy of a call that commits at its first chunk. Its
+// methods run on the forwarding goroutine, which owns the call once
+// Forward has started it.
+type Committer interface {
+	// Next is told the failure of the live source before the commit (an
+	// error value, or no first value within FirstTimeout), after that
+	// source was cancelled with Abandon(err). It returns the next source,
+	// or the call's error when there is none: Forward delivers that error
+	// as the only value, then calls Ended with GaveUp.
+	Next(ctx context.Context, err error) (Source, error)
+	// Committed is told that the first chunk reached the consumer: from
+	// here on nothing is retried.
+	Committed(ctx context.Context)
+	// Ended is told, once, how the stream ended; it records the call's
+	// end.
+	Ended(ctx context.Context, r Result)
+	// Unwound is told of a panic on the forwarding goroutine (v, or nil
+	// for runtime.Goexit) after chunks chunks were delivered. It records
+	// the call's end and returns the error to deliver as the last value,
+	// or false when the call had ended already: nothing may follow the
+	// last value.
+	Unwound(ctx context.Context, v any, chunks int) (error, bool)
+}
+
+// Config is what differs between the committers.
+type Config struct {
+	// FirstTimeout, when positive, bounds the wait for a source's first
+	// value; past it, FirstTimeoutError() is the source's failure.
+	FirstTimeout      time.Duration
+	FirstTimeoutError func() error
+	// Abandon returns the cause with which a source that failed before
+	// the commit is cancelled, so that a decorator inside tells it from
+	// the caller's own cancellation.
+	Abandon func(err error) error
+}
+
+// Forward starts the goroutine that owns the call from here on and
+// returns the consumer's channel. The goroutine waits for the first value
+// of src, moving to p.Next's sources while they fail, delivers the first
+// chunk, and then pumps the rest of that source. It ends when the stream
+// ends or ctx is done, and cancels the last source's context.
+func Forward(ctx context.Context, src Source, p Committer, cfg Config) <-chan any {
+	out := make(chan any)
+	m := &machine{src: src, p: p, cfg: cfg, out: out}
+	go m.run(ctx)
+	return out
+}
+
+type machine struct {
+	src    Source
+	p      Committer
+	cfg    Config
+	out    chan any
+	chunks int
+}
+
+// first is what the first receive of a source found.
+type first uint8
+
+const (
+	gotChunk   first = iota // a chunk: the stream commits once it is delivered
+	gotEnd                  // the stream closed without a value: an empty success
+	gotFailure              // an error value or FirstTimeout: the next source
+	gotDone                 // the caller's context ended
+)
+
+func (m *machine) run(ctx context.Context) {
+	defer close(m.out)
+	defer func() { m.src.Cancel(nil) }() // the live source's, whichever it is by then
+	defer m.recover(ctx)
+	for {
+		v, got, err := m.first(ctx)
+		switch got {
+		case gotEnd:
+			m.p.Ended(ctx, Result{End: Completed})
+			return
+		case gotDone:
+			m.p.Ended(ctx, Result{End: Canceled})
+			return
+		case gotFailure:
+			m.src.Cancel(m.cfg.Abandon(err))
+			next, err := m.p.Next(ctx, err)
+			if err != nil {
+				delivered := core.Send(ctx, m.out, err)
+				m.p.Ended(ctx, Result{End: GaveUp, Err: err, Delivered: delivered})
+				return
+			}
+			m.src = next
+			continue
+		}
+		if !core.Send(ctx, m.out, v) {
+			m.p.Ended(ctx, Result{End: Canceled})
+			return
+		}
+		m.chunks = 1
+		m.p.Committed(ctx)
+		r := Pump(ctx, m.src.C, m.out, m.count)
+		r.Chunks = m.chunks
+		m.p.Ended(ctx, r)
+		return
+	}
+}
+
+// count keeps the chunks delivered, for a panic after the commit.
+func (m *machine) count(any) { m.chunks++ }
+
+// first waits for the live source's first value.
+func (m *machine) first(ctx context.Context) (any, first, error) {
+	var timeout <-chan time.Time
+	if d := m.cfg.FirstTimeout; d > 0 {
+		t := time.NewTimer(d)
+		defer t.Stop()
+		timeout = t.C
+	}
+	select {
+	case v, ok := <-m.src.C:
+		if !ok {
+			if ctx.Err() != nil { // closed because the caller's context ended
+				return nil, gotDone, nil
+			}
+			return nil, gotEnd, nil
+		}
+		if err, isErr := v.(error); isErr {
+			return nil, gotFailure, err
+		}
+		return v, gotChunk, nil
+	case <-timeout:
+		return nil, gotFailure, m.cfg.FirstTimeoutError()
+	case <-ctx.Done():
+		return nil, gotDone, nil
+	}
+}
+
+// recover, deferred by run, turns a panic on the forwarding goroutine (of
+// an inner Stream, a hook, a budget, a logger) into the stream's last
+// value, unless the call had ended.
+func (m *machine) recover(ctx context.Context) {
+	v := recover()
+	if err, ok := m.p.Unwound(ctx, v, m.chunks); ok {
+		core.Send(ctx, m.out, err)
+	}
+}

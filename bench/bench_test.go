@@ -8,6 +8,7 @@ import (
 
 	"go.opentelemetry.io/otel"
 	"go.opentelemetry.io/otel/attribute"
+	"go.opentelemetry.io/otel/metric"
 	"go.opentelemetry.io/otel/metric/noop"
 	sdkmetric "go.opentelemetry.io/otel/sdk/metric"
 	sdktrace "go.opentelemetry.io/otel/sdk/trace"
@@ -22,18 +23,23 @@ import (
 // would round down to 0 and skip its timer, while the peers' would not.
 var benchPolicy = Policy{Attempts: 4, Initial: time.Nanosecond, Factor: 2, Max: time.Nanosecond}
 
-// contenders are every library on the same policy; steadfast three times:
+// contenders are every library on the same policy; steadfast four times:
 // telemetry off (noop providers), the untouched global providers (no SDK
-// installed), and a recording SDK. The peers emit no telemetry.
+// installed), a recording SDK for traces alone (the spans of DESIGN §5's
+// tracing target, beside BenchmarkSpanFloor), and a recording SDK for
+// traces and metrics. The peers emit no telemetry.
 func contenders() []Retrier {
+	tp := sdktrace.NewTracerProvider(sdktrace.WithSampler(sdktrace.AlwaysSample()))
 	sdk := []sfretry.Option{
-		sfretry.WithTracerProvider(sdktrace.NewTracerProvider(sdktrace.WithSampler(sdktrace.AlwaysSample()))),
+		sfretry.WithTracerProvider(tp),
 		sfretry.WithMeterProvider(sdkmetric.NewMeterProvider(sdkmetric.WithReader(sdkmetric.NewManualReader()))),
 	}
 	return []Retrier{
 		Steadfast("steadfast/telemetry=off", benchPolicy,
 			sfretry.WithTracerProvider(tnoop.NewTracerProvider()), sfretry.WithMeterProvider(noop.NewMeterProvider())),
 		Steadfast("steadfast/telemetry=globals", benchPolicy),
+		Steadfast("steadfast/telemetry=sdk-traces", benchPolicy,
+			sfretry.WithTracerProvider(tp), sfretry.WithMeterProvider(noop.NewMeterProvider())),
 		Steadfast("steadfast/telemetry=sdk", benchPolicy, sdk...),
 		Cenkalti(benchPolicy),
 		Avast(benchPolicy),
@@ -117,29 +123,46 @@ func BenchmarkTwoFailures(b *testing.B) {
 
 // BenchmarkSpanFloor is what any retry layer with call and attempt spans
 // pays the SDK before doing anything: two nested spans, bare and with the
-// attributes the retry package's telemetry requires.
+// attributes the retry package's telemetry requires; and, the floor of
+// traces and metrics, those two spans and the two counter increments of a
+// success (retry.attempts and retry.calls, with prebuilt attribute sets).
 func BenchmarkSpanFloor(b *testing.B) {
 	tracer := sdktrace.NewTracerProvider(sdktrace.WithSampler(sdktrace.AlwaysSample())).Tracer("bench")
+	meter := sdkmetric.NewMeterProvider(sdkmetric.WithReader(sdkmetric.NewManualReader())).Meter("bench")
+	attempts, _ := meter.Int64Counter("retry.attempts")
+	calls, _ := meter.Int64Counter("retry.calls")
+	base := []attribute.KeyValue{attribute.String("retry.method", "invoke")}
+	attemptSet := metric.WithAttributeSet(attribute.NewSet(base...))
+	callSet := metric.WithAttributeSet(attribute.NewSet(append(base, attribute.String("retry.outcome", "success"))...))
 	ctx := context.Background()
 	callKV := []attribute.KeyValue{
 		attribute.Int("retry.max_retries", 3), attribute.Int("retry.attempts", 1), attribute.String("retry.outcome", "success"),
 	}
 	attemptKV := []attribute.KeyValue{attribute.Int("retry.attempt", 1)}
-	for _, withAttrs := range []bool{false, true} {
-		name := "two-spans"
-		if withAttrs {
-			name = "two-spans-with-attributes"
-		}
-		b.Run(name, func(b *testing.B) {
+	for _, floor := range []struct {
+		name               string
+		attrs, countersToo bool
+	}{
+		{"two-spans", false, false},
+		{"two-spans-with-attributes", true, false},
+		{"two-spans-with-attributes-and-two-counters", true, true},
+	} {
+		b.Run(floor.name, func(b *testing.B) {
 			b.ReportAllocs()
 			for b.Loop() {
 				cctx, call := tracer.Start(ctx, "call")
-				_, attempt := tracer.Start(cctx, "attempt")
-				if withAttrs {
+				actx, attempt := tracer.Start(cctx, "attempt")
+				if floor.countersToo {
+					attempts.Add(actx, 1, attemptSet)
+				}
+				if floor.attrs {
 					attempt.SetAttributes(attemptKV...)
 				}
 				attempt.End()
-				if withAttrs {
+				if floor.countersToo {
+					calls.Add(cctx, 1, callSet)
+				}
+				if floor.attrs {
 					call.SetAttributes(callKV...)
 				}
 				call.End()

@@ -152,3 +152,38 @@ func TestSendStopsWhenContextEnds(t *testing.T) {
 		t.Error("Send() with no reader and a done context = true, want false")
 	}
 }
+
+// wrapper decorates a Runnable without changing its meaning.
+type wrapper struct{ core.Runnable }
+
+func (w wrapper) Unwrap() core.Runnable { return w.Runnable }
+
+// unsafeWrapper changes what Idempotent means, so it says so itself.
+type unsafeWrapper struct{ wrapper }
+
+func (unsafeWrapper) Idempotent() bool { return false }
+
+func TestFindFollowsUnwrap(t *testing.T) {
+	inner := namedIdem{idem: true}
+	r := wrapper{wrapper{inner}}
+	if got := core.NameOf(r); got != "tool" {
+		t.Errorf("NameOf(wrapped) = %q, want the inner name, tool", got)
+	}
+	if !core.IsIdempotent(r) {
+		t.Error("IsIdempotent(wrapped idempotent) = false, want true")
+	}
+	if core.IsIdempotent(unsafeWrapper{wrapper{inner}}) {
+		t.Error("IsIdempotent stopped past a decorator that answers itself")
+	}
+	if n, ok := core.Find[core.Named](r); !ok {
+		t.Error("Find[Named](wrapped) ok = false, want the inner Runnable")
+	} else if _, isInner := n.(namedIdem); !isInner {
+		t.Errorf("Find[Named](wrapped) = %T, want the inner namedIdem", n)
+	}
+	if _, ok := core.Find[core.Named](wrapper{core.RunnableFunc(nil)}); ok {
+		t.Error("Find[Named] found a name where no Runnable of the chain has one")
+	}
+	if _, ok := core.Find[core.Named](nil); ok {
+		t.Error("Find[Named](nil) ok = true, want false")
+	}
+}

@@ -17,7 +17,8 @@ func (r *RetryRunnable) Invoke(ctx context.Context, input any, opts ...core.Opti
 	var last error
 	in := input // the attempt's input: NextInput may rewrite it
 	for n := 1; ; n++ {
-		if e := c.stopped(ctx, n-1, last); e != nil {
+		if cerr := ctx.Err(); cerr != nil { // c.stopped by hand: it is too large to inline
+			e := c.newError(ctxOutcome(cerr), n-1, last)
 			c.fail(ctx, e)
 			return nil, e
 		}

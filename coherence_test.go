@@ -10,9 +10,9 @@ import (
 	"github.com/sony/gobreaker/v2"
 	"go.opentelemetry.io/otel/attribute"
 	noop "go.opentelemetry.io/otel/metric/noop"
-	semconv "go.opentelemetry.io/otel/semconv/v1.40.0"
 	sdktrace "go.opentelemetry.io/otel/sdk/trace"
 	"go.opentelemetry.io/otel/sdk/trace/tracetest"
+	semconv "go.opentelemetry.io/otel/semconv/v1.40.0"
 	"golang.org/x/time/rate"
 
 	"github.com/steadfast-go/steadfast/breaker"

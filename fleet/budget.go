@@ -101,11 +101,11 @@ func NewBudget(client redis.UniversalClient, key string, opts ...BudgetOption) (
 	tag := "steadfast:budget:{" + key + "}"
 	b := &Budget{
 		client: client, keys: []string{tag + ":counts", tag + ":procs"},
-		id: fmt.Sprintf("%d-%s", os.Getpid(), hex.EncodeToString(id[:])),
+		id:      fmt.Sprintf("%d-%s", os.Getpid(), hex.EncodeToString(id[:])),
 		timeout: c.timeout, h: h, local: local, pace: pace,
 		mine:  make([]int64, int((window+c.syncInterval-1)/c.syncInterval)),
 		procs: 1,
-		stop: make(chan struct{}), done: make(chan struct{}),
+		stop:  make(chan struct{}), done: make(chan struct{}),
 	}
 	go b.run(c.syncInterval)
 	return b, nil

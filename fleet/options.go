@@ -37,9 +37,9 @@ type config struct {
 	timeout       time.Duration
 	syncInterval  time.Duration
 	fallbackShare float64
-	logger       *slog.Logger
-	mp           metric.MeterProvider
-	pacing       *pacing
+	logger        *slog.Logger
+	mp            metric.MeterProvider
+	pacing        *pacing
 }
 
 // pacing is the setting of a Budget: the arguments of

@@ -42,9 +42,16 @@
 //
 // Errors speak to the decorators without their importing each other: a
 // Retryable() bool method gives the retry layer a verdict, RetryAfter() a
-// hint, StatusCode() a status, and Local() bool (core.IsLocal) says the
+// hint, StatusCode() (or HTTPStatusCode()) a status, ErrorType() the
+// error.type telemetry attribute, and Local() bool (core.IsLocal) says the
 // call was refused on this side of the wire (a rate limiter, an open
-// circuit), so a circuit breaker never counts it.
+// circuit), so a circuit breaker never counts it. Every package reads
+// these methods the same way, so classification and error.type agree.
+//
+// A decorator that wraps one Runnable without changing its meaning has an
+// Unwrap() core.Runnable method; core.NameOf, core.IsIdempotent and
+// retry.CallAttributes follow it, so the wrapped model's name and GenAI
+// attributes survive any stack of decorators.
 //
 // This package holds documentation only.
 package steadfast

@@ -82,3 +82,20 @@ func ExampleChain() {
 	fmt.Println(out)
 	// Output: call: outer inner
 }
+
+// limiter is a decorator that keeps its inner Runnable's meaning: it says
+// so with Unwrap, and forwards nothing by hand.
+type limiter struct{ core.Runnable }
+
+func (l limiter) Unwrap() core.Runnable { return l.Runnable }
+
+type search struct{ core.RunnableFunc }
+
+func (search) Name() string { return "search" }
+
+func ExampleFind() {
+	r := limiter{search{}}
+	n, ok := core.Find[core.Named](r)
+	fmt.Println(n.Name(), ok, core.NameOf(r))
+	// Output: search true search
+}

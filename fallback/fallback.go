@@ -138,12 +138,7 @@ func (e *Error) Unwrap() []error { return e.Errs }
 
 // ErrorType names the failure for telemetry by its last candidate's
 // error.type.
-func (e *Error) ErrorType() string {
-	if len(e.Errs) == 0 {
-		return ""
-	}
-	return errproto.Type(e.Errs[len(e.Errs)-1])
-}
+func (e *Error) ErrorType() string { return errproto.LastType(e.Errs) }
 
 func (r *Runnable) newError(errs []error) *Error {
 	return &Error{Errs: errs, Names: r.names[:len(errs)]}

@@ -14,7 +14,8 @@
 // Stream races up to the first chunk: the losing streams are cancelled
 // before any of their chunks can reach the consumer, and the winner's
 // stream is forwarded whole. Batch is not hedged: a batch is many calls, so
-// hedge the Runnable of its items instead.
+// hedge the Runnable of its items instead. A call that no attempt answers
+// fails with an *Error naming each attempt's failure.
 //
 // Hedging repeats calls, so a Runnable whose Idempotent() is false is never
 // hedged: its calls pass straight through. A retry.Budget given with
@@ -23,7 +24,8 @@
 //
 // Telemetry: a call span hedge.invoke or hedge.stream with one child span
 // hedge.attempt per attempt (hedge.index, hedge.hedged for all but the
-// first, hedge.won), and a hedge.attempts counter labelled by hedge.won.
+// first, hedge.won; error.type on a failed one), and a hedge.attempts
+// counter labelled by hedge.won.
 //
 // The attempts run on goroutines of the call. The call returns as soon as
 // one wins or all have failed; the losers' goroutines end when their

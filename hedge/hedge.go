@@ -178,12 +178,7 @@ func (e *Error) Unwrap() []error { return e.Errs }
 
 // ErrorType names the failure for telemetry by its last failure's
 // error.type.
-func (e *Error) ErrorType() string {
-	if len(e.Errs) == 0 {
-		return ""
-	}
-	return errproto.Type(e.Errs[len(e.Errs)-1])
-}
+func (e *Error) ErrorType() string { return errproto.LastType(e.Errs) }
 
 // delay returns the wait before the next hedge.
 func (r *Runnable) delay(w *window) time.Duration {

@@ -1,31 +1,22 @@
 // Package ratelimit slows calls down before the provider has to say 429: a
-// core.Runnable decorator over a token bucket, by default a
-// golang.org/x/time/rate one in this process.
+// core.Runnable decorator that takes each call's tokens from a Backend,
+// InProcess's golang.org/x/time/rate bucket or the fleet module's bucket in
+// Redis, shared by many processes.
 //
-// Each call takes a token (a Batch one per item). A call's whole cost is
-// decided at once, before any token is spent: it is admitted, waited for,
-// or refused. By default a call waits for its tokens, unless the wait would
-// pass the context's deadline (or WithMaxWait), in which case it fails at once; with
-// WithFailFast it never waits. Either refusal is a *LimitedError, which the
-// retry layer retries after exactly the wait the bucket asks for (and only
-// the caller's own deadline, which the retry layer checks, ends the call).
-// A cost larger than the bucket's burst can never be admitted: it fails
-// with a permanent *BurstError. Put the limiter inside the retry layer
-// (core.Chain(r, retry.Middleware(...), ratelimit.Middleware(ratelimit.InProcess(lim)))) so that
-// every attempt takes a token.
+// A call's whole cost (one token, a Batch one per item, or what WithCost
+// says) is admitted, waited for, or refused at once, before any token is
+// spent. A call waits unless the wait would pass its context's deadline or
+// WithMaxWait (WithMaxWait(0): never wait); a refusal is a *LimitedError
+// that the retry layer retries after exactly the wait the bucket asks for,
+// and a cost above the bucket's burst is a permanent *BurstError. Every
+// refusal reports Local() true (core.IsLocal), so a circuit breaker never
+// counts it. Put the limiter inside the retry layer, so that every attempt
+// takes its tokens:
 //
-// Every refusal is made on this side of the wire: its error has a Local()
-// method reporting true (core.IsLocal), so a circuit breaker, wherever it
-// stands in the chain, never counts it as a failure of the provider.
+//	r := core.Chain(llm, retry.Middleware(cfg), ratelimit.Middleware(ratelimit.InProcess(lim)))
 //
-// A call costs one token unless WithCost says otherwise: with WithCost and
-// WithUsage the bucket counts an LLM's tokens, each call taking its
-// estimate and settling on the usage its output reports.
-//
-// Pass the same *rate.Limiter to several decorators to share one bucket in
-// a process; to share one among processes, use New with the
-// fleet module's Redis Backend. A waited token shows on the caller's span
-// as a ratelimit.wait event and in the ratelimit.wait.duration histogram.
+// With WithCost and WithUsage the bucket counts an LLM's tokens. The
+// README has the rest.
 package ratelimit
 
 import (

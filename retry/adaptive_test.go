@@ -103,11 +103,11 @@ func TestAdaptivePacesThenRefuses(t *testing.T) {
 			t.Errorf("waits = %v, want 100ms apart up to the 500ms maxWait", waits)
 		}
 		if allowNow(b, ctx) {
-			t.Error("AllowRetry() = true with every token reserved")
+			t.Error("ReserveRetry(0) ok with every token reserved")
 		}
 		time.Sleep(700 * time.Millisecond)
 		if !allowNow(b, ctx) {
-			t.Error("AllowRetry() = false after the reserved turns passed")
+			t.Error("ReserveRetry(0) refused after the reserved turns passed")
 		}
 	})
 }

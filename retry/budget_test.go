@@ -99,7 +99,7 @@ func TestTokenBudgetArithmetic(t *testing.T) {
 			t.Errorf("step %d: Tokens() = %v, want %v", i, got, s.tokens)
 		}
 		if got := allowNow(b, ctx); got != s.allow {
-			t.Errorf("step %d: AllowRetry() = %v, want %v", i, got, s.allow)
+			t.Errorf("step %d: ReserveRetry(0) ok = %v, want %v", i, got, s.allow)
 		}
 	}
 	for range 100 {
@@ -216,7 +216,7 @@ func TestNewTokenBudgetSmallestValues(t *testing.T) {
 	}
 }
 
-// allowNow asks b for a retry that may not wait: what AllowRetry asked
+// allowNow asks b for a retry that may not wait: what Budget.AllowRetry asked
 // before the Budget interface paced.
 func allowNow(b retry.Budget, ctx context.Context) bool {
 	_, ok := b.ReserveRetry(ctx, 0)

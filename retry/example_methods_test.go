@@ -8,6 +8,8 @@ import (
 	"strings"
 	"time"
 
+	"go.opentelemetry.io/otel/attribute"
+
 	"github.com/steadfast-go/steadfast/core"
 	"github.com/steadfast-go/steadfast/retry"
 )
@@ -120,4 +122,36 @@ func ExampleRetryConfig_checkOutput() {
 	_, err := r.Invoke(context.Background(), `Capital of France? Answer as {"capital": ...}.`)
 	fmt.Println(answer.Capital, err)
 	// Output: Paris <nil>
+}
+
+// gpt is a model that knows its GenAI call attributes.
+type gpt struct{ core.RunnableFunc }
+
+func (gpt) CallAttributes() []attribute.KeyValue {
+	return []attribute.KeyValue{attribute.String("gen_ai.request.model", "gpt-5")}
+}
+
+// CallAttributes sees through every decorator that wraps one Runnable
+// (retry, breaker, ratelimit, hedge): they Unwrap to it.
+func ExampleCallAttributes() {
+	r := retry.NewRetryRunnable(gpt{}, retry.RetryConfig{})
+	for _, kv := range retry.CallAttributes(r) {
+		fmt.Println(kv.Key, kv.Value.Emit())
+	}
+	// Output: gen_ai.request.model gpt-5
+}
+
+// A Pacing paces retries from counts kept elsewhere, as the fleet module's
+// Budget does with a whole fleet's.
+func ExampleNewPacing() {
+	p, err := retry.NewPacing(0.5, 1, time.Second)
+	if err != nil {
+		panic(err)
+	}
+	// 100 first attempts a second, no retry yet: up to 50 retries a second.
+	rate := p.Rate(100, 0, 0, time.Second)
+	now := time.Now()
+	wait, ok := p.Reserve(now, rate, time.Second)
+	fmt.Println(rate, wait, ok)
+	// Output: 50 0s true
 }

@@ -82,7 +82,7 @@ func WithLogger(l *slog.Logger) Option {
 // retries after its creation (an error value or FirstChunkTimeout before
 // the first chunk). A hook that panics on the caller's goroutine panics the
 // call; on the forwarding goroutine the panic ends the stream with a
-// *core.PanicError as its last value (see the package doc).
+// *core.PanicError as its last value (see RetryRunnable).
 func WithOnRetry(hook func(context.Context, RetryEvent)) Option {
 	return func(o *options) {
 		if hook != nil {

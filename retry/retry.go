@@ -19,8 +19,25 @@ import (
 //
 // Invoke retries the call; Batch re-sends only the failed items; Stream
 // retries creation and the wait for the first chunk, and never anything after
-// it. A RetryRunnable is safe for concurrent use; it starts no goroutine
-// except, for Stream, the one that forwards chunks until the stream ends.
+// it.
+//
+// Concurrency: a RetryRunnable is safe for concurrent use. Invoke and Batch
+// start no goroutine and stop every timer they start; Stream starts one,
+// which forwards the chunks and ends when the stream ends or its context is
+// done. Hooks (WithOnRetry), the Budget and the logger run on the goroutine
+// making the attempts: the caller's for Invoke, Batch and a Stream's first
+// creation; the stream's forwarding goroutine for a Stream's later
+// attempts.
+//
+// Panics: a panic of the inner Runnable, a hook, the Budget or the logger
+// on the caller's goroutine propagates to the caller with its value
+// unchanged, after the call and attempt spans are ended (status Error,
+// error.type "panic") and the attempt's context and timers are released. A
+// panic on the stream's forwarding goroutine, where no caller could
+// recover it, ends the stream with an *Error (outcome not_retryable, or
+// committed after the first chunk) wrapping a *core.PanicError, as its
+// last value; one after the last value was delivered (in the logger, say)
+// cannot be delivered and is dropped.
 type RetryRunnable struct {
 	inner    core.Runnable
 	cfg      RetryConfig

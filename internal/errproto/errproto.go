@@ -113,6 +113,15 @@ func Type(err error) string {
 	return fmt.Sprintf("%T", innermost(err))
 }
 
+// LastType is the error.type of the last of errs, the failures of a
+// decorator's attempts or candidates in order, "" when there is none.
+func LastType(errs []error) string {
+	if len(errs) == 0 {
+		return ""
+	}
+	return Type(errs[len(errs)-1])
+}
+
 // innermost follows err's chain, the first branch of a join, to its end.
 func innermost(err error) error {
 	for {

@@ -136,7 +136,7 @@ func (gpt) CallAttributes() []attribute.KeyValue {
 func ExampleCallAttributes() {
 	r := retry.NewRetryRunnable(gpt{}, retry.RetryConfig{})
 	for _, kv := range retry.CallAttributes(r) {
-		fmt.Println(kv.Key, kv.Value.Emit())
+		fmt.Println(kv.Key, kv.Value.String())
 	}
 	// Output: gen_ai.request.model gpt-5
 }

@@ -152,7 +152,8 @@ func New(inner core.Runnable, st gobreaker.Settings, opts ...Option) (*Runnable,
 	}
 	userExcluded, userSuccessful := st.IsExcluded, st.IsSuccessful
 	st.IsExcluded = func(err error) bool {
-		return errors.Is(err, errCallerDone) || core.IsLocal(err) || (userExcluded != nil && userExcluded(err))
+		return errors.Is(err, errCallerDone) || core.IsLocal(err) || errors.Is(err, core.ErrNotResumable) ||
+			(userExcluded != nil && userExcluded(err))
 	}
 	st.IsSuccessful = func(err error) bool {
 		if userSuccessful != nil {
@@ -237,12 +238,29 @@ func (r *Runnable) Batch(ctx context.Context, inputs []any, opts ...core.Option)
 // Stream calls the inner Stream if the circuit allows it. The stream counts
 // when it ends: a failure if its last value is an error, else a success.
 func (r *Runnable) Stream(ctx context.Context, input any, opts ...core.Option) (<-chan any, error) {
+	return r.stream(ctx, func() (<-chan any, error) { return r.inner.Stream(ctx, input, opts...) })
+}
+
+// Resume continues a stream through the circuit: a call like any other,
+// admitted, counted and forwarded as Stream is. It answers
+// core.ErrNotResumable, without asking the circuit, when the inner
+// Runnable is not a core.Resumer.
+func (r *Runnable) Resume(ctx context.Context, input any, last any, opts ...core.Option) (<-chan any, error) {
+	resumer, ok := r.inner.(core.Resumer)
+	if !ok {
+		return nil, fmt.Errorf("breaker %q: inner Runnable cannot resume: %w", r.name, core.ErrNotResumable)
+	}
+	return r.stream(ctx, func() (<-chan any, error) { return resumer.Resume(ctx, input, last, opts...) })
+}
+
+// stream is Stream, with open making the inner stream.
+func (r *Runnable) stream(ctx context.Context, open func() (<-chan any, error)) (<-chan any, error) {
 	t, err := r.allow(ctx)
 	if err != nil {
 		return nil, err
 	}
 	defer t.reportIfUnwinding()
-	ch, err := r.inner.Stream(ctx, input, opts...)
+	ch, err := open()
 	if err == nil && ch == nil {
 		err = errNoStream
 	}
@@ -261,7 +279,7 @@ func (r *Runnable) Stream(ctx context.Context, input any, opts ...core.Option) (
 // outcome.
 func (t *ticket) forward(ctx context.Context, ch <-chan any, out chan<- any) {
 	defer close(out)
-	res := streams.Pump(ctx, ch, out, nil)
+	res := streams.Pump(ctx, ch, out, streams.PumpConfig{})
 	defer func() {
 		// A state-change hook panicked. It is the stream's last value
 		// unless an error value was already delivered as such.

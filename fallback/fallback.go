@@ -13,6 +13,7 @@ import (
 
 	"github.com/steadfast-go/steadfast/core"
 	"github.com/steadfast-go/steadfast/internal/errproto"
+	"github.com/steadfast-go/steadfast/internal/streams"
 	"github.com/steadfast-go/steadfast/retry"
 )
 
@@ -21,6 +22,8 @@ import (
 type Runnable struct {
 	candidates []core.Runnable
 	names      []string // each candidate's Name(), or "" when it has none
+	resumable  bool     // a candidate is a core.Resumer
+	owners     streams.Owners
 	switchIf   func(error) bool
 	input      func(candidate int, input any) any
 	tel        telemetry
@@ -50,6 +53,8 @@ func New(candidates []core.Runnable, opts ...Option) (*Runnable, error) {
 	}
 	for _, cand := range r.candidates {
 		r.names = append(r.names, core.NameOf(cand))
+		_, ok := cand.(core.Resumer)
+		r.resumable = r.resumable || ok
 	}
 	var err error
 	if r.tel, err = newTelemetry(c.tp, c.mp); err != nil {

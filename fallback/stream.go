@@ -3,9 +3,11 @@ package fallback
 import (
 	"context"
 	"errors"
+	"fmt"
 
 	"github.com/steadfast-go/steadfast/core"
 	"github.com/steadfast-go/steadfast/internal/streams"
+	"github.com/steadfast-go/steadfast/retry"
 )
 
 var (
@@ -27,11 +29,32 @@ var (
 func (r *Runnable) Stream(ctx context.Context, input any, opts ...core.Option) (<-chan any, error) {
 	ctx, c := r.tel.begin(ctx, methodStream)
 	s := &streamCall{r: r, c: c, input: input, opts: opts}
+	if info, ok := retry.AttemptFromContext(ctx); ok && r.resumable {
+		s.id = info.InvocationID
+	}
 	if err := s.start(ctx); err != nil {
 		return nil, err
 	}
 	return streams.Forward(ctx, streams.Source{C: s.ch, Cancel: s.cancel}, s,
 		streams.Config{Abandon: func(error) error { return errSwitched }}), nil
+}
+
+// Resume continues a stream of this call (known by its InvocationID, see
+// retry.AttemptFromContext) on the candidate it committed on, with that
+// candidate's Resume: a fallback never moves a stream after its first
+// chunk. It answers core.ErrNotResumable when that candidate is not a
+// core.Resumer, or the stream is not known: it has no InvocationID,
+// committed on no candidate of this Runnable, or is older than the last
+// 4096 streams.
+func (r *Runnable) Resume(ctx context.Context, input any, last any, opts ...core.Option) (<-chan any, error) {
+	if info, ok := retry.AttemptFromContext(ctx); ok {
+		if i, ok := r.owners.Get(info.InvocationID); ok {
+			if resumer, ok := r.candidates[i].(core.Resumer); ok {
+				return resumer.Resume(ctx, r.inputFor(i, input), last, opts...)
+			}
+		}
+	}
+	return nil, fmt.Errorf("fallback: no candidate to resume the stream on: %w", core.ErrNotResumable)
 }
 
 // streamCall is the state of one Stream call: the streams.Committer of
@@ -45,6 +68,7 @@ type streamCall struct {
 	errs   []error // the failures of the candidates moved away from
 	ch     <-chan any
 	cancel context.CancelCauseFunc
+	id     string // the logical call's InvocationID, when a Resume may follow
 }
 
 // start opens a stream on the caller's goroutine, then hands the call to
@@ -104,8 +128,19 @@ func (s *streamCall) Next(ctx context.Context, err error) (streams.Source, error
 	return streams.Source{C: s.ch, Cancel: s.cancel}, nil
 }
 
-// Committed implements streams.Committer: from here on nothing moves.
-func (s *streamCall) Committed(context.Context) {}
+// Committed implements streams.Committer: from here on nothing moves. The
+// candidate is remembered for a Resume of this call.
+func (s *streamCall) Committed(context.Context) {
+	if s.id != "" {
+		s.r.owners.Set(s.id, s.i)
+	}
+}
+
+// Resume implements streams.Committer; fallback's Forward never asks it:
+// a failure after the commit is the stream's last value.
+func (s *streamCall) Resume(_ context.Context, err error, _ any) (streams.Source, error) {
+	return streams.Source{}, err
+}
 
 // Ended implements streams.Committer: it ends the call.
 func (s *streamCall) Ended(ctx context.Context, r streams.Result) {

@@ -3,9 +3,11 @@ package hedge
 import (
 	"context"
 	"errors"
+	"fmt"
 
 	"github.com/steadfast-go/steadfast/core"
 	"github.com/steadfast-go/steadfast/internal/streams"
+	"github.com/steadfast-go/steadfast/retry"
 )
 
 var errNoStream = errors.New("hedge: Stream returned neither a channel nor an error")
@@ -23,6 +25,27 @@ func (r *Runnable) Stream(ctx context.Context, input any, opts ...core.Option) (
 	out := make(chan any)
 	go r.forward(ctx, input, opts, out)
 	return out, nil
+}
+
+// Resume continues a stream on the target it won on, unhedged: a resumed
+// stream has one source to continue from. With alternates, the target is
+// known by the call's InvocationID (see retry.AttemptFromContext). It
+// answers core.ErrNotResumable when that target is not a core.Resumer or
+// is not known.
+func (r *Runnable) Resume(ctx context.Context, input any, last any, opts ...core.Option) (<-chan any, error) {
+	target := r.targets[0]
+	if len(r.targets) > 1 {
+		target = nil
+		if info, ok := retry.AttemptFromContext(ctx); ok {
+			if k, ok := r.owners.Get(info.InvocationID); ok {
+				target = r.targets[k]
+			}
+		}
+	}
+	if resumer, ok := target.(core.Resumer); ok {
+		return resumer.Resume(ctx, input, last, opts...)
+	}
+	return nil, fmt.Errorf("hedge: no target to resume the stream on: %w", core.ErrNotResumable)
 }
 
 func (r *Runnable) forward(ctx context.Context, input any, opts []core.Option, out chan<- any) {
@@ -43,7 +66,12 @@ func (r *Runnable) forward(ctx context.Context, input any, opts []core.Option, o
 	if win.ch == nil || !core.Send(ctx, out, win.out) {
 		return
 	}
-	streams.Pump(ctx, win.ch, out, nil)
+	if len(r.targets) > 1 {
+		if info, ok := retry.AttemptFromContext(ctx); ok {
+			r.owners.Set(info.InvocationID, win.k%len(r.targets))
+		}
+	}
+	streams.Pump(ctx, win.ch, out, streams.PumpConfig{})
 }
 
 // firstChunk opens t's stream and waits for its first value: a chunk wins

@@ -88,11 +88,11 @@ func (r *Runnable) forward(ctx context.Context, estimate int, ch <-chan any, out
 		}
 	}()
 	used, reported := 0, false
-	res := streams.Pump(ctx, ch, out, func(v any) {
+	res := streams.Pump(ctx, ch, out, streams.PumpConfig{Seen: func(v any) {
 		if u := r.usage(v); u >= 0 {
 			used, reported = used+u, true
 		}
-	})
+	}})
 	if res.End == streams.Completed && reported { // else the estimate stands
 		r.settle(ctx, estimate, used)
 	}

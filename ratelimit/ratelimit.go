@@ -137,11 +137,28 @@ func (r *Runnable) Batch(ctx context.Context, inputs []any, opts ...core.Option)
 // Stream takes the call's cost, then calls the inner Stream; with
 // WithUsage, it settles the cost when the stream ends.
 func (r *Runnable) Stream(ctx context.Context, input any, opts ...core.Option) (<-chan any, error) {
+	return r.stream(ctx, input, func() (<-chan any, error) { return r.inner.Stream(ctx, input, opts...) })
+}
+
+// Resume continues a stream behind the bucket: a call like any other,
+// which takes its cost and settles it as Stream does. It answers
+// core.ErrNotResumable, taking nothing, when the inner Runnable is not a
+// core.Resumer.
+func (r *Runnable) Resume(ctx context.Context, input any, last any, opts ...core.Option) (<-chan any, error) {
+	resumer, ok := r.inner.(core.Resumer)
+	if !ok {
+		return nil, fmt.Errorf("ratelimit: inner Runnable cannot resume: %w", core.ErrNotResumable)
+	}
+	return r.stream(ctx, input, func() (<-chan any, error) { return resumer.Resume(ctx, input, last, opts...) })
+}
+
+// stream is Stream, with open making the inner stream.
+func (r *Runnable) stream(ctx context.Context, input any, open func() (<-chan any, error)) (<-chan any, error) {
 	cost, err := r.take(ctx, input)
 	if err != nil {
 		return nil, err
 	}
-	ch, err := r.inner.Stream(ctx, input, opts...)
+	ch, err := open()
 	if err != nil || ch == nil || r.usage == nil {
 		return ch, err
 	}

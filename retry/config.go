@@ -37,6 +37,19 @@ type RetryConfig struct {
 	// first value; 0 means none. An attempt that yields nothing within it is
 	// abandoned and retried.
 	FirstChunkTimeout time.Duration
+	// ChunkTimeout bounds, for Stream, the wait for each value after the
+	// first; 0 means none. A stream that stalls longer is cancelled with
+	// the cause ErrStreamStalled, so its producer stops, and the consumer
+	// gets the stall (an error matching ErrStreamStalled) as the last
+	// value, or, with ResumeStreams, the stream is resumed.
+	ChunkTimeout time.Duration
+	// ResumeStreams, for a Stream whose inner Runnable is a core.Resumer,
+	// resumes the stream after a retryable failure after its first chunk
+	// (an error value, a stall, a dropped connection): after the usual
+	// backoff, with the budget asked, within MaxRetries, the inner
+	// Runnable's Resume continues after the last chunk delivered. Without
+	// it, or without a Resumer, nothing after the first chunk is retried.
+	ResumeStreams bool
 	// RetryNonIdempotent opts in to retrying a Runnable whose Idempotent()
 	// reports false. Such a Runnable should deduplicate by the InvocationID
 	// of AttemptFromContext.
@@ -133,6 +146,8 @@ func (c RetryConfig) Validate() error {
 		return bad("MaxRetryAfter", "is %v, must not be negative", c.MaxRetryAfter)
 	case c.FirstChunkTimeout < 0:
 		return bad("FirstChunkTimeout", "is %v, must not be negative", c.FirstChunkTimeout)
+	case c.ChunkTimeout < 0:
+		return bad("ChunkTimeout", "is %v, must not be negative", c.ChunkTimeout)
 	}
 	return nil
 }

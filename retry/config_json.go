@@ -25,6 +25,8 @@ var configFields = []configField{
 	{"per_attempt_timeout", "PerAttemptTimeout", func(c *RetryConfig) any { return &c.PerAttemptTimeout }},
 	{"max_retry_after", "MaxRetryAfter", func(c *RetryConfig) any { return &c.MaxRetryAfter }},
 	{"first_chunk_timeout", "FirstChunkTimeout", func(c *RetryConfig) any { return &c.FirstChunkTimeout }},
+	{"chunk_timeout", "ChunkTimeout", func(c *RetryConfig) any { return &c.ChunkTimeout }},
+	{"resume_streams", "ResumeStreams", func(c *RetryConfig) any { return &c.ResumeStreams }},
 	{"retry_non_idempotent", "RetryNonIdempotent", func(c *RetryConfig) any { return &c.RetryNonIdempotent }},
 }
 

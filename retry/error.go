@@ -27,6 +27,12 @@ const (
 // RetryableErrors to keep such attempts retryable.
 var ErrAttemptTimeout error = &sentinel{"retry: attempt timed out", "timeout"}
 
+// ErrStreamStalled is matched (errors.Is) by the failure of a stream that
+// yielded no value within RetryConfig.ChunkTimeout after its first chunk,
+// and is the cause with which its context is cancelled; its error.type is
+// "stream_stalled". A stall is retryable: with ResumeStreams it is resumed.
+var ErrStreamStalled error = &sentinel{"retry: stream stalled", "stream_stalled"}
+
 // ErrAttemptAbandoned is matched (errors.Is) by the cause of a Stream
 // attempt's context that the retry layer cancelled to move on to the next
 // attempt (an error value before the first chunk, FirstChunkTimeout). It

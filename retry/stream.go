@@ -32,29 +32,61 @@ import (
 // goroutine. A panic there is recovered and delivered as the last value: an
 // *Error wrapping a *core.PanicError.
 func (r *RetryRunnable) Stream(ctx context.Context, input any, opts ...core.Option) (<-chan any, error) {
-	s := &streamCall{input: input, opts: opts}
+	return r.stream(ctx, input, opts, func(ctx context.Context) (<-chan any, error) {
+		return r.inner.Stream(ctx, input, opts...)
+	})
+}
+
+// Resume continues, through the retry layer, a stream of input after last,
+// the last chunk its consumer received: the inner Runnable's Resume, with
+// Stream's retries and commit (the resumed stream's first chunk). It
+// answers core.ErrNotResumable when the inner Runnable is not a
+// core.Resumer.
+func (r *RetryRunnable) Resume(ctx context.Context, input any, last any, opts ...core.Option) (<-chan any, error) {
+	resumer, ok := r.inner.(core.Resumer)
+	if !ok {
+		return nil, fmt.Errorf("retry: inner Runnable cannot resume: %w", core.ErrNotResumable)
+	}
+	return r.stream(ctx, input, opts, func(ctx context.Context) (<-chan any, error) {
+		return resumer.Resume(ctx, input, last, opts...)
+	})
+}
+
+// stream is Stream, with open making each attempt's stream.
+func (r *RetryRunnable) stream(ctx context.Context, input any, opts []core.Option, open func(context.Context) (<-chan any, error)) (<-chan any, error) {
+	s := &streamCall{input: input, opts: opts, open: open}
 	ctx = r.begin(ctx, &s.c, methodStream, opts)
 	if e := s.start(ctx); e != nil {
 		return nil, e
 	}
+	cfg := s.c.cfg
+	s.resumer, _ = r.inner.(core.Resumer)
 	return streams.Forward(ctx, streams.Source{C: s.ch, Cancel: s.cancel}, s, streams.Config{
-		FirstTimeout:      s.c.cfg.FirstChunkTimeout,
+		FirstTimeout:      cfg.FirstChunkTimeout,
 		FirstTimeoutError: s.firstChunkTimeout,
 		Abandon:           abandoned,
+		ChunkGap:          cfg.ChunkTimeout,
+		StallError:        s.stalled,
+		Resume:            cfg.ResumeStreams && s.resumer != nil,
 	}), nil
 }
 
 // streamCall is the state of one Stream call: the streams.Committer of the
 // retry layer.
 type streamCall struct {
-	c      call
-	input  any
-	opts   []core.Option
-	n      int                     // attempts made
-	cur    attempt                 // the live attempt, once created
-	cancel context.CancelCauseFunc // cancels the live attempt's stream
-	ch     <-chan any              // the live attempt's stream
-	last   error                   // the last failed attempt's error
+	c       call
+	input   any
+	opts    []core.Option
+	open    func(context.Context) (<-chan any, error) // the inner Stream, or Resume
+	resumer core.Resumer                              // the inner Runnable, when it resumes
+	n       int                                       // attempts made
+	cur     attempt                                   // the live attempt, once created
+	cancel  context.CancelCauseFunc                   // cancels the live attempt's stream
+	ch      <-chan any                                // the live attempt's stream
+	last    error                                     // the last failed attempt's error
+	gaveUp  *Error                                    // the end of a stream that resuming gave up on
+	// committedAt is the attempt whose first chunk committed the stream.
+	committedAt int
 }
 
 // start makes attempts on the caller's goroutine until one creates a
@@ -78,7 +110,7 @@ func (s *streamCall) create(ctx context.Context) *Error {
 		}
 		s.n++
 		a := s.c.startAttempt(ctx, s.n, 0)
-		ch, cancel, err := s.createOnce(&a)
+		ch, cancel, err := s.createOnce(&a, s.open)
 		if err == nil {
 			s.cur, s.cancel, s.ch = a, cancel, ch
 			return nil
@@ -90,9 +122,10 @@ func (s *streamCall) create(ctx context.Context) *Error {
 	}
 }
 
-// createOnce calls the inner Stream for attempt a, bounded by
-// PerAttemptTimeout. The returned cancel stops the attempt's stream.
-func (s *streamCall) createOnce(a *attempt) (ch <-chan any, cancel context.CancelCauseFunc, err error) {
+// createOnce opens attempt a's stream, bounded by PerAttemptTimeout. The
+// returned cancel stops the attempt's stream. A Resume that answers
+// core.ErrNotResumable is not retried.
+func (s *streamCall) createOnce(a *attempt, open func(context.Context) (<-chan any, error)) (ch <-chan any, cancel context.CancelCauseFunc, err error) {
 	c := &s.c
 	sctx, cancel := context.WithCancelCause(a.ctx)
 	var timer *time.Timer
@@ -108,13 +141,16 @@ func (s *streamCall) createOnce(a *attempt) (ch <-chan any, cancel context.Cance
 			cancel(ErrAttemptAbandoned)
 		}
 	}()
-	ch, err = c.r.inner.Stream(sctx, s.input, s.opts...)
+	ch, err = open(sctx)
 	returned = true
 	if timer != nil && !timer.Stop() && a.ctx.Err() == nil {
 		err = timedOutError(cmp.Or(err, fmt.Errorf("stream creation took longer than %v", c.cfg.PerAttemptTimeout)))
 	}
-	if err == nil && ch == nil {
+	switch {
+	case err == nil && ch == nil:
 		err = Permanent(errors.New("retry: inner Stream returned neither a channel nor an error"))
+	case errors.Is(err, core.ErrNotResumable):
+		err = Permanent(err)
 	}
 	return ch, cancel, err
 }
@@ -129,6 +165,11 @@ func abandoned(err error) error { return fmt.Errorf("%w: %w", ErrAttemptAbandone
 // within FirstChunkTimeout.
 func (s *streamCall) firstChunkTimeout() error {
 	return &attemptTimeoutError{err: fmt.Errorf("no first chunk within FirstChunkTimeout %v", s.c.cfg.FirstChunkTimeout)}
+}
+
+// stalled is the failure of a stream with no value within ChunkTimeout.
+func (s *streamCall) stalled() error {
+	return &stallError{timeout: s.c.cfg.ChunkTimeout}
 }
 
 // failed ends a failed attempt and sleeps the backoff; it returns the *Error
@@ -151,18 +192,56 @@ func (s *streamCall) Next(ctx context.Context, err error) (streams.Source, error
 	return streams.Source{C: s.ch, Cancel: s.cancel}, nil
 }
 
-// Committed implements streams.Committer: from here on nothing is retried.
+// Committed implements streams.Committer: from here on nothing is
+// retried, unless resumed.
 func (s *streamCall) Committed(ctx context.Context) {
+	s.committedAt = s.n
 	s.c.recordSuccess(ctx, s.n)
+}
+
+// Resume implements streams.Committer: the live attempt failed after the
+// commit with err; the next attempt, after the backoff, resumes after
+// last. It returns the *Error that ends the stream when none may.
+func (s *streamCall) Resume(ctx context.Context, err error, last any) (streams.Source, error) {
+	for {
+		s.last = err
+		e := s.c.retryOrStop(ctx, &s.cur, err)
+		if e == nil {
+			s.n++
+			a := s.c.startAttempt(ctx, s.n, 0)
+			if a.span != nil {
+				a.span.SetAttributes(AttrStreamResumed.Bool(true))
+			}
+			ch, cancel, rerr := s.createOnce(&a, func(ctx context.Context) (<-chan any, error) {
+				return s.resumer.Resume(ctx, s.input, last, s.opts...)
+			})
+			if rerr == nil {
+				s.cur, s.cancel, s.ch = a, cancel, ch
+				return streams.Source{C: ch, Cancel: cancel}, nil
+			}
+			cancel(abandoned(rerr))
+			s.cur, err = a, rerr
+			continue // a Resume that failed is a failed attempt
+		}
+		if e.Outcome != OutcomeCanceled && e.Outcome != OutcomeDeadline {
+			e.Outcome = OutcomeCommitted
+		}
+		s.gaveUp = e
+		return streams.Source{}, e
+	}
 }
 
 // Ended implements streams.Committer: it ends the call.
 func (s *streamCall) Ended(ctx context.Context, r streams.Result) {
 	chunks := AttrStreamChunks.Int(r.Chunks)
+	if s.gaveUp != nil { // its last attempt ended with the decision to stop
+		s.c.fail(ctx, s.gaveUp, chunks)
+		return
+	}
 	switch r.End {
 	case streams.Completed:
 		s.c.endAttempt(ctx, &s.cur, nil, decision{})
-		if r.Chunks == 0 { // an empty stream: not recorded at a commit
+		if r.Chunks == 0 || s.n > s.committedAt { // not recorded at a commit
 			s.c.recordSuccess(ctx, s.n)
 		}
 		s.c.succeed(ctx, s.n, chunks)

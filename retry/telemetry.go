@@ -37,6 +37,7 @@ const (
 	AttrBackoffSource = attribute.Key("retry.backoff.source")
 	AttrBatchItems    = attribute.Key("retry.batch.items")
 	AttrStreamChunks  = attribute.Key("retry.stream.chunks")
+	AttrStreamResumed = attribute.Key("retry.stream.resumed")
 )
 
 // attrErrorType is semconv's error.type.

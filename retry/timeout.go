@@ -1,6 +1,10 @@
 package retry
 
-import "errors"
+import (
+	"errors"
+	"fmt"
+	"time"
+)
 
 // attemptTimeoutError is an attempt's error marked as its own timeout
 // (PerAttemptTimeout, FirstChunkTimeout): it matches ErrAttemptTimeout and
@@ -20,3 +24,12 @@ func timedOutError(err error) error {
 	}
 	return &attemptTimeoutError{err: err}
 }
+
+// stallError is the failure of a stream that yielded no value within
+// ChunkTimeout after its first chunk: it matches ErrStreamStalled.
+type stallError struct{ timeout time.Duration }
+
+func (e *stallError) Error() string {
+	return fmt.Sprintf("%v: no chunk within ChunkTimeout %v", ErrStreamStalled, e.timeout)
+}
+func (e *stallError) Unwrap() error { return ErrStreamStalled }

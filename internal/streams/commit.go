@@ -24,8 +24,15 @@ type Committer interface {
 	// as the only value, then calls Ended with GaveUp.
 	Next(ctx context.Context, err error) (Source, error)
 	// Committed is told that the first chunk reached the consumer: from
-	// here on nothing is retried.
+	// here on nothing is retried, unless resumed.
 	Committed(ctx context.Context)
+	// Resume is told, when Config.Resume is set, the failure of the live
+	// source after the commit (an error value, or a stall), after that
+	// source was cancelled, and the last chunk the consumer received. It
+	// returns the source that continues after last, or the error that ends
+	// the stream: Forward delivers it as the last value, then calls Ended
+	// with Failed.
+	Resume(ctx context.Context, err error, last any) (Source, error)
 	// Ended is told, once, how the stream ended; it records the call's
 	// end.
 	Ended(ctx context.Context, r Result)
@@ -43,10 +50,18 @@ type Config struct {
 	// value; past it, FirstTimeoutError() is the source's failure.
 	FirstTimeout      time.Duration
 	FirstTimeoutError func() error
-	// Abandon returns the cause with which a source that failed before
-	// the commit is cancelled, so that a decorator inside tells it from
-	// the caller's own cancellation.
+	// Abandon returns the cause with which a source that failed is
+	// cancelled, so that a decorator inside tells it from the caller's own
+	// cancellation.
 	Abandon func(err error) error
+	// ChunkGap, when positive, bounds the wait for each value after the
+	// first; past it, StallError() is the source's failure, with which it
+	// is cancelled.
+	ChunkGap   time.Duration
+	StallError func() error
+	// Resume makes failures after the commit go to Committer.Resume; else
+	// an error value is delivered as it comes, and a stall's error is.
+	Resume bool
 }
 
 // Forward starts the goroutine that owns the call from here on and
@@ -67,6 +82,7 @@ type machine struct {
 	cfg    Config
 	out    chan any
 	chunks int
+	last   any // the last chunk delivered
 }
 
 // first is what the first receive of a source found.
@@ -107,17 +123,51 @@ func (m *machine) run(ctx context.Context) {
 			m.p.Ended(ctx, Result{End: Canceled})
 			return
 		}
-		m.chunks = 1
+		m.chunks, m.last = 1, v
 		m.p.Committed(ctx)
-		r := Pump(ctx, m.src.C, m.out, m.count)
+		m.pump(ctx)
+		return
+	}
+}
+
+// pump is the phase after the commit: it forwards the live source and,
+// when it fails and Config.Resume is set, the sources that resume it, until
+// the stream ends.
+func (m *machine) pump(ctx context.Context) {
+	cfg := PumpConfig{Gap: m.cfg.ChunkGap, HoldErrors: m.cfg.Resume, Seen: m.seen}
+	for {
+		r := Pump(ctx, m.src.C, m.out, cfg)
 		r.Chunks = m.chunks
+		var failure error
+		switch {
+		case r.End == Stalled:
+			failure = m.cfg.StallError()
+			m.src.Cancel(failure) // the producer stops; a breaker inside counts a failure
+		case r.End == Failed && m.cfg.Resume:
+			failure = r.Err
+			m.src.Cancel(m.cfg.Abandon(failure))
+		default:
+			m.p.Ended(ctx, r)
+			return
+		}
+		if m.cfg.Resume {
+			next, err := m.p.Resume(ctx, failure, m.last)
+			if err == nil {
+				m.src = next
+				continue
+			}
+			failure = err
+		}
+		r.End, r.Err = Failed, failure
+		r.Delivered = core.Send(ctx, m.out, failure)
 		m.p.Ended(ctx, r)
 		return
 	}
 }
 
-// count keeps the chunks delivered, for a panic after the commit.
-func (m *machine) count(any) { m.chunks++ }
+// seen keeps the chunks delivered and the last of them, for a resume and
+// for a panic after the commit.
+func (m *machine) seen(v any) { m.chunks, m.last = m.chunks+1, v }
 
 // first waits for the live source's first value.
 func (m *machine) first(ctx context.Context) (any, first, error) {

@@ -7,6 +7,7 @@ package streams
 
 import (
 	"context"
+	"time"
 
 	"github.com/steadfast-go/steadfast/core"
 )
@@ -25,6 +26,9 @@ const (
 	// GaveUp: no attempt committed; Result.Err, the call's error, was
 	// delivered as the only value.
 	GaveUp
+	// Stalled: no value came within PumpConfig.Gap. Pump delivers
+	// nothing for it: its caller decides what the consumer gets.
+	Stalled
 )
 
 // Result is how a forwarded stream ended.
@@ -40,37 +44,76 @@ type Result struct {
 	Chunks int
 }
 
+// PumpConfig says how Pump forwards; its zero value forwards everything
+// with no bound on the wait.
+type PumpConfig struct {
+	// Gap, when positive, bounds the wait for each value after the one
+	// before was delivered (a slow consumer is not a stall): past it the
+	// stream has Stalled. One timer serves the whole stream.
+	Gap time.Duration
+	// HoldErrors makes Pump return an error value without delivering it,
+	// for a caller that may resume the stream instead.
+	HoldErrors bool
+	// Seen, when not nil, sees each chunk after it was delivered, on
+	// Pump's goroutine.
+	Seen func(any)
+}
+
 // Pump forwards in's values to out, in order, until in closes, yields an
-// error value (delivered as the last value: nothing after it is read), or
-// ctx is done. seen, when not nil, sees each chunk after it was delivered,
-// on Pump's goroutine. Pump allocates nothing per value.
-func Pump(ctx context.Context, in <-chan any, out chan<- any, seen func(any)) Result {
+// error value (delivered as the last value, unless HoldErrors: nothing
+// after it is read), stalls, or ctx is done. It allocates nothing per
+// value.
+func Pump(ctx context.Context, in <-chan any, out chan<- any, cfg PumpConfig) Result {
 	var r Result
+	var t *time.Timer
+	var gap <-chan time.Time // nil, never ready, without a Gap
+	if cfg.Gap > 0 {
+		t = time.NewTimer(cfg.Gap)
+		defer t.Stop()
+		gap = t.C
+	}
 	for {
 		select {
 		case v, ok := <-in:
-			if !ok {
-				if ctx.Err() != nil { // closed because its context ended
-					r.End = Canceled
-				}
+			if r.take(ctx, v, ok, out, &cfg) {
 				return r
 			}
-			if err, isErr := v.(error); isErr {
-				r.End, r.Err = Failed, err
-				r.Delivered = core.Send(ctx, out, err)
-				return r
+			if t != nil {
+				t.Reset(cfg.Gap) // safe on a fired or stopped timer since Go 1.23
 			}
-			if !core.Send(ctx, out, v) {
-				r.End = Canceled
-				return r
-			}
-			r.Chunks++
-			if seen != nil {
-				seen(v)
-			}
+		case <-gap:
+			r.End = Stalled
+			return r
 		case <-ctx.Done():
 			r.End = Canceled
 			return r
 		}
 	}
+}
+
+// take handles one receive from the stream and reports whether the stream
+// has ended.
+func (r *Result) take(ctx context.Context, v any, ok bool, out chan<- any, cfg *PumpConfig) bool {
+	if !ok {
+		if ctx.Err() != nil { // closed because its context ended
+			r.End = Canceled
+		}
+		return true
+	}
+	if err, isErr := v.(error); isErr {
+		r.End, r.Err = Failed, err
+		if !cfg.HoldErrors {
+			r.Delivered = core.Send(ctx, out, err)
+		}
+		return true
+	}
+	if !core.Send(ctx, out, v) {
+		r.End = Canceled
+		return true
+	}
+	r.Chunks++
+	if cfg.Seen != nil {
+		cfg.Seen(v)
+	}
+	return false
 }

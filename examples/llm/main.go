@@ -4,6 +4,7 @@
 //
 //	go run ./examples/llm
 //	go run ./examples/llm -stream   # a streaming LLM that fails before and after its first token
+//	go run ./examples/llm -resume   # a stream that breaks twice after its first token and completes
 //	go run ./examples/llm -trace    # also print every span with the OpenTelemetry stdout exporter
 package main
 
@@ -63,11 +64,15 @@ func (l *flakyLLM) complete(_ context.Context, input any, _ ...core.Option) (any
 
 func main() {
 	stream := flag.Bool("stream", false, "stream the completions token by token")
+	resume := flag.Bool("resume", false, "stream a completion that breaks twice and is resumed")
 	traced := flag.Bool("trace", false, "print every span with the OpenTelemetry stdout exporter")
 	flag.Parse()
 	run := run
-	if *stream {
+	switch {
+	case *stream:
 		run = runStream
+	case *resume:
+		run = runResume
 	}
 	var opts []retry.Option
 	if *traced {

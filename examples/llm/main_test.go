@@ -23,3 +23,11 @@ func TestRunStream(t *testing.T) {
 		"Retries keep a \n  stream failed after its first token, not retried: llm: connection dropped mid-stream (502)",
 		"summary: 3 streams opened for 2 prompts")
 }
+
+func TestRunResume(t *testing.T) {
+	exampletest.Check(t, func(w io.Writer) error { return runResume(w) },
+		"  A resumed stream delivers every token once, in order, and nothing is lost when a connection breaks. \n",
+		"[attempt 1 broke: unexpected EOF; resumed after 50ms]",
+		"[attempt 2 broke: retry: stream stalled: no chunk within ChunkTimeout 200ms; resumed after 100ms]",
+		"summary: 17 of 17 tokens delivered once each, over 3 streams (1 opened, 2 resumed)")
+}

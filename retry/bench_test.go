@@ -155,6 +155,16 @@ func BenchmarkStream(b *testing.B) {
 			consume(b, r)
 		})
 	}
+	// ChunkTimeout resets one timer per chunk, and allocates nothing.
+	b.Run("telemetry=off/chunk_timeout", func(b *testing.B) {
+		cfg := benchConfig()
+		cfg.ChunkTimeout = time.Minute
+		r, err := retry.New(chunkSource{n: b.N}, cfg, telemetrySetups[0].opts...)
+		if err != nil {
+			b.Fatal(err)
+		}
+		consume(b, r)
+	})
 }
 
 // BenchmarkBudget is the success path with each budget against none: the

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"strings"
 	"time"
 
@@ -154,4 +155,51 @@ func ExampleNewPacing() {
 	wait, ok := p.Reserve(now, rate, time.Second)
 	fmt.Println(rate, wait, ok)
 	// Output: 50 0s true
+}
+
+// numbers streams the ints from 1 to 5; its first stream's connection
+// drops after 2, and Resume continues after any number it gave.
+type numbers struct {
+	core.RunnableFunc
+	opened int
+}
+
+func (n *numbers) Stream(ctx context.Context, _ any, _ ...core.Option) (<-chan any, error) {
+	return n.from(ctx, 1), nil
+}
+
+func (n *numbers) Resume(ctx context.Context, _ any, last any, _ ...core.Option) (<-chan any, error) {
+	return n.from(ctx, last.(int)+1), nil
+}
+
+func (n *numbers) from(ctx context.Context, start int) <-chan any {
+	n.opened++
+	first := n.opened == 1
+	ch := make(chan any)
+	go func() {
+		defer close(ch)
+		for i := start; i <= 5; i++ {
+			if first && i == 3 {
+				core.Send(ctx, ch, io.ErrUnexpectedEOF) // the connection dropped
+				return
+			}
+			if !core.Send(ctx, ch, i) {
+				return
+			}
+		}
+	}()
+	return ch
+}
+
+// With ResumeStreams, a stream that breaks after its first chunk is
+// resumed after the last chunk delivered: nothing repeated, nothing lost.
+func ExampleRetryConfig_resumeStreams() {
+	cfg := retry.RetryConfig{MaxRetries: 3, ChunkTimeout: 30 * time.Second, ResumeStreams: true}
+	r := retry.NewRetryRunnable(&numbers{}, cfg)
+	ch, _ := r.Stream(context.Background(), "count")
+	for v := range ch {
+		fmt.Print(v, " ")
+	}
+	fmt.Println()
+	// Output: 1 2 3 4 5
 }

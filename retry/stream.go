@@ -19,16 +19,21 @@ import (
 // nothing within FirstChunkTimeout are retried with the same policy and
 // backoff as Invoke; each abandoned attempt's stream is cancelled, with a
 // cause matching ErrAttemptAbandoned, before the next attempt starts. After
-// the commit nothing is retried and no chunk is ever delivered twice: an
-// error value is passed on as the last value.
+// the commit no chunk is ever delivered twice. A stream that yields nothing
+// within ChunkTimeout after a chunk has stalled: it is cancelled with the
+// cause ErrStreamStalled. An error value or a stall after the commit is the
+// last value, unless ResumeStreams is set and the inner Runnable is a
+// core.Resumer: the failure is then classified and, when retryable,
+// resumed after the backoff, after the last chunk delivered; when resuming
+// gives up, the *Error (outcome committed) is the last value.
 //
 // Stream returns the *Error when creation retries run out. When retries run
 // out after a creation succeeded, the *Error is the only value on the
 // channel. One goroutine forwards the chunks; it ends when the stream ends
 // or ctx is done. A consumer that stops reading early must cancel ctx.
 //
-// The first creation runs on the caller's goroutine; later ones, with the
-// hooks, the budget and the logger they call, run on the forwarding
+// The first creation runs on the caller's goroutine; later attempts, with
+// the hooks, the budget and the logger they call, run on the forwarding
 // goroutine. A panic there is recovered and delivered as the last value: an
 // *Error wrapping a *core.PanicError.
 func (r *RetryRunnable) Stream(ctx context.Context, input any, opts ...core.Option) (<-chan any, error) {

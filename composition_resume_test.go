@@ -222,3 +222,30 @@ func TestConcurrentStreamsResumeUnderFaults(t *testing.T) {
 		}
 	})
 }
+
+// hedge resumes a stream on the target it won on: here an alternate, as
+// the first target failed before its first chunk.
+func TestHedgeResumesOnTheTargetItWonOn(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		first := mock.New(mock.Stream(errors.New("overloaded")))
+		alternate := mock.NewResumable(4, 0, func(any) []mock.Fault { return []mock.Fault{{After: 2, Kind: mock.Drop}} })
+		h, err := hedge.New(first, hedge.Config{Delay: time.Second, MaxHedges: 1}, hedge.WithAlternates(alternate))
+		if err != nil {
+			t.Fatal(err)
+		}
+		r, err := retry.New(h, retry.RetryConfig{MaxRetries: 2, InitialBackoff: time.Second, MaxBackoff: time.Second, ResumeStreams: true}, quiet...)
+		if err != nil {
+			t.Fatal(err)
+		}
+		ch, err := r.Stream(t.Context(), "q")
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got, last := readAll(ch); !slices.Equal(got, numbered(4)) || last != nil {
+			t.Errorf("stream = %v, %v, want 1 to 4 once each", got, last)
+		}
+		if _, resumes := alternate.Counts(); resumes != 1 {
+			t.Errorf("resumes on the alternate = %d, want 1", resumes)
+		}
+	})
+}

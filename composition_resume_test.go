@@ -33,6 +33,21 @@ func numbered(n int) []any {
 	return out
 }
 
+// resumeThrough streams through retry, with ResumeStreams, around inner.
+func resumeThrough(t *testing.T, inner core.Runnable) (chunks []any, last error) {
+	t.Helper()
+	cfg := retry.RetryConfig{MaxRetries: 2, InitialBackoff: time.Second, MaxBackoff: time.Second, ResumeStreams: true}
+	r, err := retry.New(inner, cfg, quiet...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ch, err := r.Stream(t.Context(), "q")
+	if err != nil {
+		t.Fatal(err)
+	}
+	return readAll(ch)
+}
+
 func readAll(ch <-chan any) (chunks []any, last error) {
 	for v := range ch {
 		if err, ok := v.(error); ok {
@@ -135,15 +150,7 @@ func TestFallbackResumesOnTheCandidateThatCommitted(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		r, err := retry.New(fb, retry.RetryConfig{MaxRetries: 2, InitialBackoff: time.Second, MaxBackoff: time.Second, ResumeStreams: true}, quiet...)
-		if err != nil {
-			t.Fatal(err)
-		}
-		ch, err := r.Stream(t.Context(), "q")
-		if err != nil {
-			t.Fatal(err)
-		}
-		if got, last := readAll(ch); !slices.Equal(got, numbered(4)) || last != nil {
+		if got, last := resumeThrough(t, fb); !slices.Equal(got, numbered(4)) || last != nil {
 			t.Errorf("stream = %v, %v, want 1 to 4 once each", got, last)
 		}
 		if _, resumes := second.Counts(); resumes != 1 || down.CallCount() != 1 {
@@ -233,15 +240,7 @@ func TestHedgeResumesOnTheTargetItWonOn(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		r, err := retry.New(h, retry.RetryConfig{MaxRetries: 2, InitialBackoff: time.Second, MaxBackoff: time.Second, ResumeStreams: true}, quiet...)
-		if err != nil {
-			t.Fatal(err)
-		}
-		ch, err := r.Stream(t.Context(), "q")
-		if err != nil {
-			t.Fatal(err)
-		}
-		if got, last := readAll(ch); !slices.Equal(got, numbered(4)) || last != nil {
+		if got, last := resumeThrough(t, h); !slices.Equal(got, numbered(4)) || last != nil {
 			t.Errorf("stream = %v, %v, want 1 to 4 once each", got, last)
 		}
 		if _, resumes := alternate.Counts(); resumes != 1 {

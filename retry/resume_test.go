@@ -45,6 +45,23 @@ func streamConfig() retry.RetryConfig {
 	return cfg
 }
 
+func resumingConfig() retry.RetryConfig {
+	cfg := streamConfig()
+	cfg.ResumeStreams = true
+	return cfg
+}
+
+// streamAll streams through a RetryRunnable over inner and returns the
+// chunks and the error value the consumer got.
+func streamAll(t *testing.T, inner core.Runnable, cfg retry.RetryConfig, opts ...retry.Option) ([]any, error) {
+	t.Helper()
+	ch, err := newRetry(t, inner, cfg, opts...).Stream(t.Context(), "q")
+	if err != nil {
+		t.Fatal(err)
+	}
+	return split(t, drain(ch))
+}
+
 // A stall after any chunk ends the stream at once with ErrStreamStalled
 // as the last value, and its producer's context is cancelled with that
 // cause: nothing hangs after the commit.
@@ -138,13 +155,9 @@ func TestResumeGivesUpWithinMaxRetries(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		drop := func(after int) mock.Fault { return mock.Fault{After: after, Kind: mock.Drop} }
 		inner := mock.NewResumable(9, 0, faults(drop(1), drop(2), drop(3), drop(4), drop(5)))
-		cfg := streamConfig()
-		cfg.MaxRetries, cfg.ResumeStreams = 2, true
-		ch, err := newRetry(t, inner, cfg).Stream(t.Context(), "q")
-		if err != nil {
-			t.Fatal(err)
-		}
-		got, last := split(t, drain(ch))
+		cfg := resumingConfig()
+		cfg.MaxRetries = 2
+		got, last := streamAll(t, inner, cfg)
 		if !slices.Equal(got, chunks(3)) || !errors.Is(last, io.ErrUnexpectedEOF) {
 			t.Fatalf("stream = %v, %v, want 1 2 3 then the last drop", got, last)
 		}
@@ -156,13 +169,7 @@ func TestResumeRefusedByTheBudget(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		inner := mock.NewResumable(4, 0, faults(mock.Fault{After: 2, Kind: mock.Drop}))
 		budget := &countingBudget{allow: false}
-		cfg := streamConfig()
-		cfg.ResumeStreams = true
-		ch, err := newRetry(t, inner, cfg, retry.WithBudget(budget)).Stream(t.Context(), "q")
-		if err != nil {
-			t.Fatal(err)
-		}
-		got, last := split(t, drain(ch))
+		got, last := streamAll(t, inner, resumingConfig(), retry.WithBudget(budget))
 		if !slices.Equal(got, chunks(2)) {
 			t.Errorf("chunks = %v, want 1 2", got)
 		}
@@ -177,13 +184,7 @@ func TestNonRetryableFailureAfterCommitIsNotResumed(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		bad := &mock.HTTPError{Code: 400}
 		inner := mock.NewResumable(4, 0, faults(mock.Fault{After: 1, Kind: mock.ErrorValue, Err: bad}))
-		cfg := streamConfig()
-		cfg.ResumeStreams = true
-		ch, err := newRetry(t, inner, cfg).Stream(t.Context(), "q")
-		if err != nil {
-			t.Fatal(err)
-		}
-		got, last := split(t, drain(ch))
+		got, last := streamAll(t, inner, resumingConfig())
 		if !slices.Equal(got, chunks(1)) || !errors.Is(last, bad) {
 			t.Errorf("stream = %v, %v, want 1 then the 400", got, last)
 		}
@@ -199,11 +200,7 @@ func TestNonRetryableFailureAfterCommitIsNotResumed(t *testing.T) {
 func TestWithoutResumeStreamsNothingAfterTheCommitIsRetried(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		inner := mock.NewResumable(4, 0, faults(mock.Fault{After: 2, Kind: mock.Drop}))
-		ch, err := newRetry(t, inner, streamConfig()).Stream(t.Context(), "q")
-		if err != nil {
-			t.Fatal(err)
-		}
-		got, last := split(t, drain(ch))
+		got, last := streamAll(t, inner, streamConfig())
 		if !slices.Equal(got, chunks(2)) || last != io.ErrUnexpectedEOF {
 			t.Errorf("stream = %v, %v, want 1 2 then io.ErrUnexpectedEOF itself", got, last)
 		}
@@ -217,13 +214,7 @@ func TestWithoutResumeStreamsNothingAfterTheCommitIsRetried(t *testing.T) {
 func TestNotResumableEndsResuming(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		inner := notResumable{mock.NewResumable(4, 0, faults(mock.Fault{After: 2, Kind: mock.Drop}))}
-		cfg := streamConfig()
-		cfg.ResumeStreams = true
-		ch, err := newRetry(t, inner, cfg).Stream(t.Context(), "q")
-		if err != nil {
-			t.Fatal(err)
-		}
-		got, last := split(t, drain(ch))
+		got, last := streamAll(t, inner, resumingConfig())
 		if !slices.Equal(got, chunks(2)) || !errors.Is(last, core.ErrNotResumable) {
 			t.Errorf("stream = %v, %v, want 1 2 then core.ErrNotResumable", got, last)
 		}
@@ -290,13 +281,7 @@ func TestConsumerCancelsDuringResumeBackoff(t *testing.T) {
 func TestResumePanicIsTheLastValue(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		inner := panickyResume{mock.NewResumable(4, 0, faults(mock.Fault{After: 1, Kind: mock.Drop}))}
-		cfg := streamConfig()
-		cfg.ResumeStreams = true
-		ch, err := newRetry(t, inner, cfg).Stream(t.Context(), "q")
-		if err != nil {
-			t.Fatal(err)
-		}
-		got, last := split(t, drain(ch))
+		got, last := streamAll(t, inner, resumingConfig())
 		pe, ok := errors.AsType[*core.PanicError](last)
 		if !slices.Equal(got, chunks(1)) || !ok || pe.Value != "resume" {
 			t.Errorf("stream = %v, %v, want 1 then a *core.PanicError", got, last)

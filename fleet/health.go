@@ -44,6 +44,7 @@ type health struct {
 	component string
 	key       string
 	onDown    func() // called once each time Redis is found unreachable
+	onUp      func() // called once each time Redis answers again
 }
 
 func newHealth(c config, component, key string) (*health, error) {
@@ -88,6 +89,9 @@ func (h *health) traceLocal(ctx context.Context) {
 func (h *health) ok() {
 	h.probing.Store(false)
 	if h.down.Load() && h.down.CompareAndSwap(true, false) {
+		if h.onUp != nil {
+			h.onUp()
+		}
 		h.logger.Info("fleet: Redis answers again; deciding with the fleet",
 			"component", h.component, "key", h.key)
 	}

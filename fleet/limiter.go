@@ -2,6 +2,7 @@ package fleet
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"math"
 	"strconv"
@@ -32,7 +33,17 @@ type Limiter struct {
 	share   float64
 	timeout time.Duration
 	h       *health
-	local   atomic.Pointer[ratelimit.InProcessBackend]
+	local   atomic.Pointer[localBucket]
+	// seen is when Redis last answered, and ahead how far the shared
+	// bucket's theoretical arrival time was then ahead of that instant: the
+	// bucket held burst less ahead × rate tokens, or owed promised waits.
+	seen, ahead atomic.Int64
+}
+
+// localBucket is the bucket a Limiter decides with while Redis is away.
+type localBucket struct {
+	lim     *rate.Limiter
+	backend *ratelimit.InProcessBackend
 }
 
 var _ ratelimit.Backend = (*Limiter)(nil)
@@ -67,20 +78,52 @@ func NewLimiter(client redis.UniversalClient, key string, r rate.Limit, burst in
 		client: client, key: "steadfast:limit:" + key, burst: burst,
 		limit: r, share: c.fallbackShare, timeout: c.timeout, h: h,
 	}
-	l.resetLocal()
-	h.onDown = l.resetLocal
+	l.fallBack()
+	h.onDown, h.onUp = l.fallBack, l.comeBack
 	return l, nil
 }
 
-// resetLocal gives the local bucket a fresh start with its share of the
-// burst, so that replicas falling back at once do not each send a whole
-// burst.
-func (l *Limiter) resetLocal() {
+// fallBack gives the local bucket this replica's share of the shared
+// bucket as Redis last told it: its share of the burst, less its share of
+// what the fleet had taken and of the waits it had promised, which still
+// fire. The rest of the fleet went on taking tokens since this replica
+// last heard of the bucket, so for up to a second that view is taken as
+// it was, not refilled. Replicas that fall back at once thus send no more
+// together than the shared bucket would have let through.
+func (l *Limiter) fallBack() {
+	now := time.Now()
+	refilled := max(now.Sub(time.Unix(0, l.seen.Load()))-staleView, 0)
+	taken := max(time.Duration(l.ahead.Load())-refilled, 0).Seconds() * float64(l.limit)
+	tokens := l.share * (float64(l.burst) - taken) // may be negative: a debt
 	lim := rate.NewLimiter(l.limit*rate.Limit(l.share), l.burst)
-	if spent := l.burst - int(math.Ceil(float64(l.burst)*l.share)); spent > 0 {
-		lim.ReserveN(time.Now(), spent)
+	take(lim, now, l.burst-int(math.Floor(tokens)))
+	l.local.Store(&localBucket{lim: lim, backend: ratelimit.InProcess(lim)})
+}
+
+// comeBack, once Redis answers again, takes from the shared bucket what
+// this replica took from its share while deciding locally, waits promised
+// and not yet due included: the shared bucket knows nothing of it, and may
+// even have come back empty of state, that is full.
+func (l *Limiter) comeBack() {
+	lb := l.local.Load()
+	used := l.share*float64(l.burst) - lb.lim.TokensAt(time.Now())
+	if n := int(math.Ceil(used)); n > 0 {
+		ctx := context.Background()
+		if _, _, err := l.run(ctx, n, -1); err != nil {
+			l.h.failed(err)
+		}
 	}
-	l.local.Store(ratelimit.InProcess(lim))
+}
+
+// staleView is how long a Limiter that falls back takes the shared bucket
+// to have stayed as Redis last told it.
+const staleView = time.Second
+
+// take takes n tokens from lim at once, into debt beyond its burst.
+func take(lim *rate.Limiter, now time.Time, n int) {
+	for burst := lim.Burst(); n > 0; n -= burst {
+		lim.ReserveN(now, min(n, burst))
+	}
 }
 
 // Reserve implements ratelimit.Backend.
@@ -90,7 +133,7 @@ func (l *Limiter) Reserve(ctx context.Context, n int, maxWait time.Duration) (ti
 	}
 	if l.h.local() {
 		l.h.traceLocal(ctx)
-		return l.local.Load().Reserve(ctx, n, maxWait)
+		return l.local.Load().backend.Reserve(ctx, n, maxWait)
 	}
 	limit := -1.0
 	if maxWait < rate.InfDuration {
@@ -104,7 +147,7 @@ func (l *Limiter) Reserve(ctx context.Context, n int, maxWait time.Duration) (ti
 		}
 		l.h.failed(err)
 		l.h.traceLocal(ctx)
-		return l.local.Load().Reserve(ctx, n, maxWait)
+		return l.local.Load().backend.Reserve(ctx, n, maxWait)
 	}
 	l.h.ok()
 	return wait, ok, nil
@@ -116,7 +159,7 @@ func (l *Limiter) Adjust(ctx context.Context, delta int) {
 		return
 	}
 	if l.h.local() {
-		l.local.Load().Adjust(ctx, delta)
+		l.local.Load().backend.Adjust(ctx, delta)
 		return
 	}
 	// The call's context may be done (a cancelled wait gives its tokens
@@ -132,22 +175,35 @@ func (l *Limiter) Adjust(ctx context.Context, delta int) {
 // did not answer.
 func (l *Limiter) Degraded() bool { return l.h.down.Load() }
 
+// seconds reads a duration in seconds that the script wrote as a string.
+func seconds(v any) (time.Duration, error) {
+	s, _ := v.(string)
+	f, err := strconv.ParseFloat(s, 64)
+	if err != nil {
+		return 0, fmt.Errorf("a duration of %q", s)
+	}
+	return time.Duration(f * float64(time.Second)), nil
+}
+
 // run is one call of the gcra script, bounded by the timeout.
 func (l *Limiter) run(ctx context.Context, n int, maxWait float64) (time.Duration, bool, error) {
 	ctx, cancel := context.WithTimeout(ctx, l.timeout)
 	defer cancel()
+	sent := time.Now()
 	res, err := gcra.Run(ctx, l.client, []string{l.key}, 1/float64(l.limit), l.burst, n, maxWait).Slice()
 	if err != nil {
 		return 0, false, err
 	}
-	if len(res) != 2 {
+	if len(res) != 3 {
 		return 0, false, fmt.Errorf("fleet: the limiter script answered %v", res)
 	}
 	admitted, _ := res[0].(int64)
-	s, _ := res[1].(string)
-	secs, err := strconv.ParseFloat(s, 64)
-	if err != nil {
-		return 0, false, fmt.Errorf("fleet: the limiter script answered a wait of %q", s)
+	wait, err1 := seconds(res[1])
+	ahead, err2 := seconds(res[2])
+	if err := errors.Join(err1, err2); err != nil {
+		return 0, false, fmt.Errorf("fleet: the limiter script answered %v: %w", res, err)
 	}
-	return time.Duration(secs * float64(time.Second)), admitted == 1, nil
+	l.seen.Store(sent.UnixNano())
+	l.ahead.Store(int64(ahead))
+	return wait, admitted == 1, nil
 }

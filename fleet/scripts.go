@@ -12,7 +12,9 @@ import "github.com/redis/go-redis/v9"
 // its burst.
 //
 // KEYS[1]: the bucket. ARGV: seconds per token, burst, tokens, the longest
-// wait accepted in seconds (-1: any). Returns {admitted, wait in seconds}.
+// wait accepted in seconds (-1: any). Returns {admitted, wait in seconds,
+// how far the TAT is ahead of now afterwards, in seconds}: the bucket holds
+// burst less that many seconds' tokens, and promised waits beyond empty.
 var gcra = redis.NewScript(`
 local t = redis.call('TIME')
 local now = (tonumber(t[1]) - 1700000000) + tonumber(t[2]) / 1000000
@@ -26,14 +28,16 @@ local new_tat = tat + n * interval
 local wait = new_tat - burst * interval - now
 if wait < 0 then wait = 0 end
 if n > 0 and max_wait >= 0 and wait > max_wait then
-  return {0, string.format('%.6f', wait)}
+  return {0, string.format('%.6f', wait), string.format('%.6f', tat - now)}
 end
 if new_tat > now then
   redis.call('SET', KEYS[1], string.format('%.6f', new_tat), 'PX', math.ceil((new_tat - now) * 1000) + 1000)
 else
   redis.call('DEL', KEYS[1])
 end
-return {1, string.format('%.6f', wait)}
+local ahead = new_tat - now
+if ahead < 0 then ahead = 0 end
+return {1, string.format('%.6f', wait), string.format('%.6f', ahead)}
 `)
 
 // exchange adds one process's attempt counts to the fleet's and returns the

@@ -101,6 +101,8 @@ func runWorker(kind string) (int, error) {
 	switch kind {
 	case "limiter":
 		return limiterWorker(c, key, start, run)
+	case "quota":
+		return quotaWorker(c, key, start, run)
 	case "budget", "local-budget":
 		load, err := strconv.Atoi(os.Getenv(loadEnv))
 		if err != nil {

@@ -35,6 +35,10 @@ type Scenario struct {
 	Latency  time.Duration // the provider's answer time, ±50 %
 	Deadline time.Duration // the longest a call waits for its tokens
 	Seed     uint64
+	// Fault, when set, runs beside the replicas from their start, as Run's
+	// own goroutine: it does what it does to Redis (bench/cmd/fleet's
+	// outage stops the server and starts it again, empty).
+	Fault func(start time.Time)
 }
 
 // Default is the scenario of the committed results: 8 replicas offering
@@ -115,7 +119,13 @@ type Result struct {
 	Counted       int64   // tokens the provider served in the measured window
 	Allowed       float64 // tokens the quota allows in the measured window
 	Degraded      bool    // the limiter fell back to local decisions
+	// Seconds is the run second by second: requests that reached the
+	// provider, of which answered 429, and tokens served.
+	Seconds []Second
 }
+
+// Second is one second of a run at the provider.
+type Second struct{ Requests, Throttled, Tokens int64 }
 
 // QuotaUsed is the share of the quota served in the measured window: the
 // run after its warm-up.
@@ -152,6 +162,8 @@ type provider struct {
 	throttled atomic.Int64
 	from, to  time.Time    // the window in which tokens served are counted
 	counted   atomic.Int64 // tokens served in the window
+	start     time.Time
+	seconds   []struct{ requests, throttled, tokens atomic.Int64 }
 	mu        sync.Mutex
 	rng       *rand.Rand
 }
@@ -159,10 +171,14 @@ type provider struct {
 func (p *provider) invoke(ctx context.Context, input any, _ ...core.Option) (any, error) {
 	req := input.(request)
 	p.requests.Add(1)
+	sec := &p.seconds[min(max(int(time.Since(p.start)/time.Second), 0), len(p.seconds)-1)]
+	sec.requests.Add(1)
 	if !p.bucket.AllowN(time.Now(), req.uses) {
 		p.throttled.Add(1)
+		sec.throttled.Add(1)
 		return nil, errThrottled
 	}
+	sec.tokens.Add(int64(req.uses))
 	if now := time.Now(); !now.Before(p.from) && now.Before(p.to) {
 		p.counted.Add(int64(req.uses))
 	}
@@ -201,7 +217,12 @@ func Run(ctx context.Context, sc Scenario, lim Limiter, load Load) (Result, erro
 		reps[i] = rep
 	}
 	start := time.Now()
+	p.start = start
+	p.seconds = make([]struct{ requests, throttled, tokens atomic.Int64 }, int(sc.Run/time.Second)+1)
 	p.from, p.to = start.Add(sc.Warm), start.Add(sc.Run)
+	if sc.Fault != nil {
+		wg.Go(func() { sc.Fault(start) })
+	}
 	res.Allowed = sc.Quota * (p.to.Sub(p.from)).Seconds()
 	for i, share := range load.Shares(sc.Replicas) {
 		wg.Go(func() {
@@ -215,6 +236,10 @@ func Run(ctx context.Context, sc Scenario, lim Limiter, load Load) (Result, erro
 	res.Shed = shed.Load()
 	res.Requests, res.Throttled = p.requests.Load(), p.throttled.Load()
 	res.Counted = p.counted.Load()
+	for i := range p.seconds[:len(p.seconds)-1] {
+		s := &p.seconds[i]
+		res.Seconds = append(res.Seconds, Second{s.requests.Load(), s.throttled.Load(), s.tokens.Load()})
+	}
 	for _, rep := range reps {
 		res.Degraded = res.Degraded || (rep.Degraded != nil && rep.Degraded())
 	}

@@ -1,9 +1,11 @@
 // Command fleet runs the fleet scenario of bench/README.md: 8 replicas
 // sharing a provider's tokens-per-minute quota, under even and uneven load,
 // each limited by a local bucket of the whole quota, a local bucket of an
-// eighth of it, or the fleet module's bucket shared through Redis. It
-// prints the quota used and the share of 429s, and writes the table and a
-// plot to -out. It needs a Redis server at REDIS_ADDR.
+// eighth of it, or the fleet module's bucket shared through Redis; then the
+// shared bucket again while a Redis of its own is stopped for the middle
+// third of the run and started again empty, second by second. It prints
+// the quota used and the share of 429s, and writes the table and a plot to
+// -out. It needs a Redis server at REDIS_ADDR, and redis-server installed.
 //
 //	REDIS_ADDR=localhost:6379 go run ./cmd/fleet          # the committed run, about two minutes
 //	REDIS_ADDR=localhost:6379 go run ./cmd/fleet -quick   # a short smoke run that writes nothing
@@ -73,6 +75,9 @@ func run(ctx context.Context, w io.Writer, quick bool, out string) error {
 		return err
 	}
 	fmt.Fprintf(mw, "\nquota used: tokens served from the end of the warm-up (%v) to the end of the run / what the quota allows in that time\n", sc.Warm)
+	if _, err := outage(ctx, mw, sc); err != nil {
+		return fmt.Errorf("outage: %w", err)
+	}
 	if quick {
 		return nil
 	}

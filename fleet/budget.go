@@ -34,8 +34,10 @@ const (
 // No Redis round trip is on a call's path: attempts are counted in memory,
 // and a goroutine of the Budget's own exchanges the counts with Redis every
 // sync interval. While Redis cannot be reached, the Budget paces retries
-// with an in-process retry.AdaptiveBudget of the same setting, which has
-// counted this process's attempts all along. Close ends the goroutine.
+// at the rate of an in-process retry.AdaptiveBudget of the same setting,
+// which has counted this process's attempts all along, through the same
+// token bucket, so that turns already promised count on both sides of the
+// change. Close ends the goroutine.
 // It is safe for concurrent use; share one per provider in each process.
 type Budget struct {
 	client  redis.UniversalClient
@@ -139,16 +141,25 @@ func (b *Budget) RecordAttempt(ctx context.Context, n int, success bool) {
 }
 
 // ReserveRetry takes a retry's token: the wait until it is due, or false
-// when that would be longer than maxWait or the setting's.
+// when that would be longer than maxWait or the setting's. One token
+// bucket serves both ways of deciding: its rate is this process's part of
+// the fleet's, or, while Redis is unreachable, the in-process budget's, so
+// that the turns it has promised count across a Redis outage's both edges
+// instead of each side starting afresh.
 func (b *Budget) ReserveRetry(ctx context.Context, maxWait time.Duration) (time.Duration, bool) {
-	if b.h.down.Load() {
-		b.h.traceLocal(ctx)
-		return b.local.ReserveRetry(ctx, maxWait)
-	}
 	now := time.Now()
+	var rate float64
+	down := b.h.down.Load()
+	if down {
+		b.h.traceLocal(ctx)
+		rate = b.local.Rate()
+	}
 	b.mu.Lock()
 	defer b.mu.Unlock()
-	return b.pace.Reserve(now, b.rate(), maxWait)
+	if !down {
+		rate = b.rate()
+	}
+	return b.pace.Reserve(now, rate, maxWait)
 }
 
 // rate is this process's part of the fleet's rate, worked out from the

@@ -16,7 +16,12 @@
 // fall back is counted in the fleet.fallbacks metric and logged once, each
 // decision made locally is a fleet.fallback event on the caller's span, and
 // shared decisions resume when Redis answers again. No call fails or waits
-// longer than the timeout because of Redis.
+// longer than the timeout because of Redis. Neither edge of an outage
+// lets the fleet exceed its quota: a Limiter that falls back starts its
+// local bucket with its share of the shared bucket as it last saw it,
+// promised waits included, and one that comes back takes from the shared
+// bucket what it took locally (a Redis restarted empty starts full); the
+// Budget keeps one token bucket on both sides.
 //
 // The Budget makes no Redis round trip on a call's path: it counts attempts
 // in memory and exchanges the counts with Redis every WithSyncInterval

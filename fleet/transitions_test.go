@@ -208,7 +208,8 @@ var errTooMany = errors.New("provider: 429")
 // quota used.
 func runQuota(t *testing.T, redisAddr string, fault func(time.Time)) {
 	t.Helper()
-	p := &quotaProvider{lim: rate.NewLimiter(quotaRate, quotaBurst)}
+	start := time.Now().Add(700 * time.Millisecond) // time enough for every process to start
+	p := &quotaProvider{lim: rate.NewLimiter(quotaRate, quotaBurst), start: start}
 	srv := &http.Server{Handler: p}
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
@@ -221,8 +222,6 @@ func runQuota(t *testing.T, redisAddr string, fault func(time.Time)) {
 		<-served
 	}()
 
-	start := time.Now().Add(700 * time.Millisecond) // time enough for every process to start
-	p.start = start
 	key := uniqueKey(t)
 	heavy, light := 0.7*1.5*quotaRate/2, 0.3*1.5*quotaRate/4
 	cmds := make([]*exec.Cmd, quotaReplicas)
@@ -315,4 +314,32 @@ func TestQuotaHeldThroughANetworkBlip(t *testing.T) {
 			at(start, d, func() { p.blip(30 * time.Millisecond) }) // shorter than the 50 ms timeout
 		}
 	})
+}
+
+// The Budget's promised turns count on both sides of a fall back: a retry
+// is not let through at once by a fresh local bucket while turns promised
+// half a second ahead still come due.
+func TestBudgetPromisesCountAcrossAFallBack(t *testing.T) {
+	s := startServer(t)
+	b := newBudget(t, dial(t, s.addr()), uniqueKey(t), fleet.WithSyncInterval(20*time.Millisecond))
+	ctx := t.Context()
+	for range 100 { // a pace of 50 retries a second
+		b.RecordAttempt(ctx, 1, true)
+	}
+	time.Sleep(100 * time.Millisecond) // the counts reach Redis and come back
+	for {
+		if wait, ok := b.ReserveRetry(ctx, time.Second); !ok || wait > 500*time.Millisecond {
+			break
+		}
+	}
+	s.stop()
+	waitFor(t, 2*time.Second, "the Budget falls back", b.Degraded)
+	if wait, ok := b.ReserveRetry(ctx, 0); ok {
+		t.Errorf("ReserveRetry(0) after the fall back = %v, true; want a refusal while promised turns are due", wait)
+	}
+	s.start()
+	waitFor(t, 3*time.Second, "the Budget comes back", func() bool { return !b.Degraded() })
+	if wait, ok := b.ReserveRetry(ctx, 0); ok {
+		t.Errorf("ReserveRetry(0) after coming back = %v, true; want a refusal while promised turns are due", wait)
+	}
 }

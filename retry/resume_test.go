@@ -320,3 +320,26 @@ func TestPolicyJSONHasTheStreamFields(t *testing.T) {
 		t.Errorf("round trip of %s = %+v, %v", data, back, err)
 	}
 }
+
+// A resume whose backoff would pass the caller's deadline is not tried:
+// the stream ends at once with outcome deadline.
+func TestResumeNeverSleepsIntoTheDeadline(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		inner := mock.NewResumable(4, 0, faults(mock.Fault{After: 2, Kind: mock.Drop}))
+		ctx, cancel := context.WithTimeout(t.Context(), 500*time.Millisecond) // the backoff is 1s
+		defer cancel()
+		ch, err := newRetry(t, inner, resumingConfig()).Stream(ctx, "q")
+		if err != nil {
+			t.Fatal(err)
+		}
+		start := time.Now()
+		got, last := split(t, drain(ch))
+		if !slices.Equal(got, chunks(2)) || time.Since(start) != 0 {
+			t.Errorf("stream = %v after %v, want 1 2 at once", got, time.Since(start))
+		}
+		wantOutcome(t, last, retry.OutcomeDeadline, 1)
+		if _, resumes := inner.Counts(); resumes != 0 {
+			t.Errorf("resumes = %d, want 0", resumes)
+		}
+	})
+}

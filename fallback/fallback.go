@@ -13,7 +13,7 @@ import (
 
 	"github.com/steadfast-go/steadfast/core"
 	"github.com/steadfast-go/steadfast/internal/errproto"
-	"github.com/steadfast-go/steadfast/internal/streams"
+	"github.com/steadfast-go/steadfast/internal/recent"
 	"github.com/steadfast-go/steadfast/retry"
 )
 
@@ -23,7 +23,7 @@ type Runnable struct {
 	candidates []core.Runnable
 	names      []string // each candidate's Name(), or "" when it has none
 	resumable  bool     // a candidate is a core.Resumer
-	owners     streams.Owners
+	owners     recent.Map[int]
 	switchIf   func(error) bool
 	input      func(candidate int, input any) any
 	tel        telemetry

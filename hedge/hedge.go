@@ -13,7 +13,7 @@ import (
 
 	"github.com/steadfast-go/steadfast/core"
 	"github.com/steadfast-go/steadfast/internal/errproto"
-	"github.com/steadfast-go/steadfast/internal/streams"
+	"github.com/steadfast-go/steadfast/internal/recent"
 	"github.com/steadfast-go/steadfast/retry"
 )
 
@@ -67,7 +67,7 @@ type Runnable struct {
 	invokeLt *window
 	streamLt *window
 	tel      telemetry
-	owners   streams.Owners // with alternates: the target each stream won on
+	owners   recent.Map[int] // with alternates: the target each stream won on
 }
 
 // New returns inner hedged under cfg. It reports an error when inner or an

@@ -39,22 +39,3 @@ func TestPumpEnds(t *testing.T) {
 		t.Errorf("Pump() with a done context = %+v, want Canceled", got)
 	}
 }
-
-func TestOwnersForgetsTheOldest(t *testing.T) {
-	var o Owners
-	for i := range maxOwners + 1 {
-		o.Set(string(rune('a'+i%26))+string(rune(i)), i)
-	}
-	if _, ok := o.Get("a" + string(rune(0))); ok {
-		t.Error("Get(oldest) ok = true past the bound, want forgotten")
-	}
-	last := maxOwners
-	if i, ok := o.Get(string(rune('a'+last%26)) + string(rune(last))); !ok || i != last {
-		t.Errorf("Get(newest) = %d, %v, want %d", i, ok, last)
-	}
-	o.Set("x", 1)
-	o.Set("x", 2)
-	if i, _ := o.Get("x"); i != 2 {
-		t.Errorf("Get(x) after two Sets = %d, want the last, 2", i)
-	}
-}

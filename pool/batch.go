@@ -1,0 +1,102 @@
+package pool
+
+import (
+	"context"
+	"fmt"
+	"sync"
+	"time"
+
+	"github.com/steadfast-go/steadfast/core"
+	"github.com/steadfast-go/steadfast/internal/batchcheck"
+)
+
+// Batch spreads the items over the deployments, each item chosen as an
+// Invoke would be (with affinity, by its own key), sends each deployment
+// its items as one Batch, concurrently when there are several, and merges
+// the outputs by index. Items that failed, or found every deployment
+// cooling down, have their error in the returned *core.BatchError.
+func (r *Runnable) Batch(ctx context.Context, inputs []any, opts ...core.Option) ([]any, error) {
+	id := invocation(ctx)
+	mask := r.failedMask(id)
+	outs := make([]any, len(inputs))
+	errs := make([]error, len(inputs))
+	groups := map[*deployment][]int{}
+	var order []*deployment
+	for i, in := range inputs {
+		c := r.choose(ctx, in, mask)
+		if c.d == nil {
+			errs[i] = &UnavailableError{Wait: time.Until(c.until)}
+			continue
+		}
+		if _, ok := groups[c.d]; !ok {
+			order = append(order, c.d)
+		}
+		groups[c.d] = append(groups[c.d], i)
+	}
+	send := func(d *deployment) {
+		r.sendGroup(ctx, d, id, groups[d], inputs, outs, errs, opts)
+	}
+	if len(order) == 1 {
+		send(order[0]) // on the caller's goroutine: a panic goes to the caller
+	} else {
+		var wg sync.WaitGroup
+		for _, d := range order {
+			wg.Go(func() {
+				defer func() {
+					if v := recover(); v != nil { // on a goroutine of the pool's own
+						pe := core.NewPanicError(v)
+						for _, idx := range groups[d] {
+							errs[idx] = pe
+						}
+					}
+				}()
+				send(d)
+			})
+		}
+		wg.Wait()
+	}
+	for _, err := range errs {
+		if err != nil {
+			return outs, &core.BatchError{Errs: errs}
+		}
+	}
+	return outs, nil
+}
+
+// sendGroup sends the items at idx to d as one Batch and merges its
+// answer; a failure of d counts once for the group.
+func (r *Runnable) sendGroup(ctx context.Context, d *deployment, id string, idx []int, inputs, outs []any, errs []error, opts []core.Option) {
+	sub := make([]any, len(idx))
+	for k, i := range idx {
+		sub[k] = inputs[i]
+	}
+	r.enter(ctx, d)
+	defer d.inflight.Add(-1)
+	got, err := d.Runnable.Batch(ctx, sub, opts...)
+	itemErrs, _, bad := batchcheck.Items(len(sub), got, err)
+	if bad != nil {
+		bad = fmt.Errorf("pool: deployment %s: %w", d.Name, bad)
+		for _, i := range idx {
+			errs[i] = bad
+		}
+		return
+	}
+	counted := false
+	var pe *deploymentError
+	for k, i := range idx {
+		err := itemErrs[k]
+		if err == nil {
+			outs[i] = got[k]
+			d.succeed(time.Now(), r.window)
+			continue
+		}
+		if !counted { // the group is one call: its failure counts once
+			pe, _ = r.failed(ctx, d, id, err).(*deploymentError)
+			counted = true
+		}
+		if pe != nil { // the pool's hint for every item of the group
+			err = &deploymentError{deployment: d.Name, err: err, after: pe.after}
+		}
+		errs[i] = err
+	}
+}

@@ -1,0 +1,298 @@
+package pool
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"go.opentelemetry.io/otel/metric"
+	"go.opentelemetry.io/otel/trace"
+
+	"github.com/steadfast-go/steadfast/core"
+	"github.com/steadfast-go/steadfast/internal/errproto"
+	"github.com/steadfast-go/steadfast/internal/streams"
+)
+
+// UnavailableError is the pool's refusal when every deployment is cooling
+// down: made on this side of the wire (Local), and retryable after Wait,
+// when the first deployment is back. A retry layer waits exactly that; a
+// fallback moves to its next candidate (Local refusals are ones it cannot
+// serve).
+type UnavailableError struct {
+	// Wait is how long until the first deployment is back.
+	Wait time.Duration
+}
+
+// Error says how long until the first deployment is back.
+func (e *UnavailableError) Error() string {
+	return fmt.Sprintf("pool: every deployment is cooling down; the first is back in %v", e.Wait)
+}
+
+// Local reports true: no deployment was called.
+func (e *UnavailableError) Local() bool { return true }
+
+// Retryable reports true: a deployment comes back after Wait.
+func (e *UnavailableError) Retryable() bool { return true }
+
+// RetryAfter is Wait.
+func (e *UnavailableError) RetryAfter() time.Duration { return e.Wait }
+
+// deploymentError is a deployment's failure with the pool's hint in place
+// of the deployment's own, which cools the deployment down rather than
+// delays the pool: while another deployment can serve, the shortest hint
+// there is, now, so the retry layer sends the next attempt at once, to
+// another deployment; else the wait until the first deployment is back.
+type deploymentError struct {
+	deployment string
+	err        error
+	after      time.Duration
+}
+
+func (e *deploymentError) Error() string {
+	return "pool: deployment " + e.deployment + ": " + e.err.Error()
+}
+
+func (e *deploymentError) Unwrap() error { return e.err }
+
+// RetryAfter is the pool's hint.
+func (e *deploymentError) RetryAfter() time.Duration { return e.after }
+
+// enter starts a call on d: counted as under way, and named on the span in
+// ctx with the deployment's call attributes. It reports d's return from a
+// cooldown there too.
+func (r *Runnable) enter(ctx context.Context, d *deployment) {
+	d.inflight.Add(1)
+	span := trace.SpanFromContext(ctx)
+	if !span.IsRecording() {
+		d.returned()
+		return
+	}
+	span.SetAttributes(AttrDeployment.String(d.Name))
+	span.SetAttributes(d.attrs...)
+	if d.returned() {
+		span.AddEvent("pool.return", trace.WithAttributes(AttrDeployment.String(d.Name)))
+	}
+}
+
+// failed records err, the failure of a call on d, and returns the error
+// the caller gets. Only the deployment's own failures count toward its
+// cooldown: never the caller's cancellation or deadline, a refusal made on
+// this side of the wire (Local: the deployment's limiter or breaker), or a
+// status that is the request's fault. A local refusal still sends the
+// call's next attempt elsewhere, as the deployment cannot take it now.
+func (r *Runnable) failed(ctx context.Context, d *deployment, id string, err error) error {
+	if callerEnded(ctx) {
+		return err
+	}
+	if code, ok := errproto.Status(err); ok && requestsFault(code) {
+		return err // it would fail the same way anywhere
+	}
+	now := time.Now()
+	own := !errproto.Local(err)
+	if own {
+		hint, _ := errproto.RetryAfter(err)
+		if d.fail(now, hint, r.allowed, r.window, r.cooldown) {
+			r.cooldowns.Add(ctx, 1, metric.WithAttributes(AttrDeployment.String(d.Name)))
+			if span := trace.SpanFromContext(ctx); span.IsRecording() {
+				span.AddEvent("pool.cooldown", trace.WithAttributes(AttrDeployment.String(d.Name)))
+			}
+		}
+	}
+	mask := uint64(0)
+	if id != "" && d.index < 64 {
+		r.tried.Update(id, func(m uint64) uint64 { return m | 1<<d.index })
+		mask, _ = r.tried.Get(id)
+	}
+	if r.canServe(now, mask|bit(d)) {
+		return &deploymentError{deployment: d.Name, err: err, after: time.Nanosecond}
+	}
+	if back := r.firstBack(now); own && back > 0 {
+		return &deploymentError{deployment: d.Name, err: err, after: back}
+	}
+	return err
+}
+
+// firstBack is the wait until the first deployment cooling down is back,
+// 0 when none is cooling down.
+func (r *Runnable) firstBack(now time.Time) time.Duration {
+	var first time.Duration
+	for _, d := range r.deps {
+		if until := d.coolsUntil(now); !until.IsZero() && (first == 0 || until.Sub(now) < first) {
+			first = until.Sub(now)
+		}
+	}
+	return first
+}
+
+func bit(d *deployment) uint64 {
+	if d.index >= 64 {
+		return 0
+	}
+	return 1 << d.index
+}
+
+// canServe reports whether a deployment outside failed is not cooling down.
+func (r *Runnable) canServe(now time.Time, failed uint64) bool {
+	for _, d := range r.deps {
+		if d.coolsUntil(now).IsZero() && (d.index >= 64 || failed&(1<<d.index) == 0) {
+			return true
+		}
+	}
+	return false
+}
+
+// failedMask returns the deployments that failed call id.
+func (r *Runnable) failedMask(id string) uint64 {
+	if id == "" {
+		return 0
+	}
+	m, _ := r.tried.Get(id)
+	return m
+}
+
+// fail records one of d's own failures at now, with the server's hint, and
+// reports whether d started cooling down: for the hint, or for cooldown
+// once allowed failures, and at least half of its calls, failed within the
+// window.
+func (d *deployment) fail(now time.Time, hint time.Duration, allowed int, window, cooldown time.Duration) bool {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	d.roll(now, window)
+	d.calls++
+	d.fails++
+	var until time.Time
+	switch {
+	case hint > 0:
+		until = now.Add(hint)
+	case d.fails >= allowed && 2*d.fails >= d.calls:
+		until = now.Add(cooldown)
+		d.calls, d.fails = 0, 0
+	default:
+		return false
+	}
+	started := !now.Before(d.until)
+	if until.After(d.until) {
+		d.until = until
+	}
+	if started {
+		d.cooling = true
+	}
+	return started
+}
+
+// succeed records one of d's calls that succeeded at now.
+func (d *deployment) succeed(now time.Time, window time.Duration) {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	d.roll(now, window)
+	d.calls++
+}
+
+// roll starts a new window of counts when the current one has passed.
+func (d *deployment) roll(now time.Time, window time.Duration) {
+	if now.Sub(d.since) >= window {
+		d.since, d.calls, d.fails = now, 0, 0
+	}
+}
+
+// returned reports, once per cooldown, that d is back.
+func (d *deployment) returned() bool {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	if d.cooling && !time.Now().Before(d.until) {
+		d.cooling = false
+		return true
+	}
+	return false
+}
+
+// callerEnded reports a context cancelled, or past its deadline, by the
+// caller, rather than with a cause of its own (a retry layer's per-attempt
+// timeout is the deployment being slow).
+func callerEnded(ctx context.Context) bool {
+	if ctx.Err() == nil {
+		return false
+	}
+	cause := context.Cause(ctx)
+	return cause == context.Canceled || cause == context.DeadlineExceeded
+}
+
+// Invoke calls one deployment: see the package doc.
+func (r *Runnable) Invoke(ctx context.Context, input any, opts ...core.Option) (any, error) {
+	id := invocation(ctx)
+	c := r.choose(ctx, input, r.failedMask(id))
+	if c.d == nil {
+		return nil, &UnavailableError{Wait: time.Until(c.until)}
+	}
+	r.enter(ctx, c.d)
+	defer c.d.inflight.Add(-1)
+	start := time.Now()
+	out, err := c.d.Runnable.Invoke(ctx, input, opts...)
+	if err != nil {
+		return nil, r.failed(ctx, c.d, id, err)
+	}
+	c.d.observe(time.Since(start))
+	c.d.succeed(time.Now(), r.window)
+	return out, nil
+}
+
+// Stream opens the stream of one deployment, chosen at creation, and
+// forwards it; an error value counts as the deployment's failure.
+func (r *Runnable) Stream(ctx context.Context, input any, opts ...core.Option) (<-chan any, error) {
+	id := invocation(ctx)
+	c := r.choose(ctx, input, r.failedMask(id))
+	if c.d == nil {
+		return nil, &UnavailableError{Wait: time.Until(c.until)}
+	}
+	if id != "" {
+		r.owners.Set(id, c.d.index)
+	}
+	return r.stream(ctx, c.d, id, func() (<-chan any, error) { return c.d.Runnable.Stream(ctx, input, opts...) })
+}
+
+// Resume continues a stream on the deployment that served it (known by
+// the call's InvocationID), as that deployment's Resume. It answers
+// core.ErrNotResumable when that deployment is not a core.Resumer, or the
+// stream is not known.
+func (r *Runnable) Resume(ctx context.Context, input any, last any, opts ...core.Option) (<-chan any, error) {
+	id := invocation(ctx)
+	if i, ok := r.owners.Get(id); ok && id != "" {
+		d := r.deps[i]
+		if resumer, ok := d.Runnable.(core.Resumer); ok {
+			return r.stream(ctx, d, id, func() (<-chan any, error) { return resumer.Resume(ctx, input, last, opts...) })
+		}
+	}
+	return nil, fmt.Errorf("pool: no deployment to resume the stream on: %w", core.ErrNotResumable)
+}
+
+// stream opens a stream on d and forwards it until it ends.
+func (r *Runnable) stream(ctx context.Context, d *deployment, id string, open func() (<-chan any, error)) (<-chan any, error) {
+	r.enter(ctx, d)
+	entered := true
+	defer func() {
+		if entered { // the call did not reach the forwarder: it failed or panicked
+			d.inflight.Add(-1)
+		}
+	}()
+	ch, err := open()
+	if err == nil && ch == nil {
+		err = errors.New("pool: deployment " + d.Name + "'s Stream returned neither a channel nor an error")
+	}
+	if err != nil {
+		return nil, r.failed(ctx, d, id, err)
+	}
+	out := make(chan any)
+	entered = false
+	go func() {
+		defer close(out)
+		defer d.inflight.Add(-1)
+		switch res := streams.Pump(ctx, ch, out, streams.PumpConfig{}); res.End {
+		case streams.Failed:
+			_ = r.failed(ctx, d, id, res.Err) // delivered as it came; counted
+		case streams.Completed:
+			d.succeed(time.Now(), r.window)
+		}
+	}()
+	return out, nil
+}

@@ -1,0 +1,133 @@
+package pool
+
+import (
+	"context"
+	"hash/fnv"
+	"math"
+	"math/rand/v2"
+	"net/http"
+	"time"
+
+	"github.com/steadfast-go/steadfast/retry"
+)
+
+// choice is a call's deployment, or why there is none.
+type choice struct {
+	d     *deployment
+	until time.Time // no deployment serves before then
+}
+
+// choose picks the deployment of one attempt (of one Batch item) among
+// those not cooling down, avoiding those that failed this call (its
+// InvocationID) while another can serve. With affinity, the key's
+// rendezvous winner; else the less loaded of two drawn at random, by calls
+// under way per unit of weight (the power of two choices).
+func (r *Runnable) choose(ctx context.Context, input any, failed uint64) choice {
+	now := time.Now()
+	var open []*deployment // not cooling down
+	var first time.Time
+	for _, d := range r.deps {
+		if until := d.coolsUntil(now); !until.IsZero() {
+			if first.IsZero() || until.Before(first) {
+				first = until
+			}
+			continue
+		}
+		open = append(open, d)
+	}
+	if len(open) == 0 {
+		return choice{until: first}
+	}
+	if fresh := untried(open, failed); len(fresh) > 0 {
+		open = fresh
+	}
+	if r.affinity != nil {
+		if key := r.affinity(ctx, input); key != "" {
+			return choice{d: rendezvous(key, open)}
+		}
+	}
+	return choice{d: twoChoices(open)}
+}
+
+// untried returns the deployments whose bit is not set in failed.
+func untried(ds []*deployment, failed uint64) []*deployment {
+	if failed == 0 {
+		return ds
+	}
+	var out []*deployment
+	for _, d := range ds {
+		if d.index >= 64 || failed&(1<<d.index) == 0 {
+			out = append(out, d)
+		}
+	}
+	return out
+}
+
+// twoChoices draws two deployments and returns the one of lower cost: the
+// power of two choices (Mitzenmacher) on the cost of Finagle's and
+// Linkerd's balancer, peak EWMA: the calls under way plus this one, times
+// the deployment's recent latency, per unit of weight. A deployment with
+// no latency measured yet costs nothing, so it is tried.
+func twoChoices(ds []*deployment) *deployment {
+	a := ds[rand.IntN(len(ds))]
+	if len(ds) == 1 {
+		return a
+	}
+	b := ds[rand.IntN(len(ds)-1)]
+	if b == a {
+		b = ds[len(ds)-1]
+	}
+	if b.cost() < a.cost() {
+		return b
+	}
+	return a
+}
+
+// rendezvous returns the deployment with the highest weighted score for
+// key (weighted rendezvous hashing: −weight / ln(h), h the hash of key and
+// the deployment's name in (0, 1)).
+func rendezvous(key string, ds []*deployment) *deployment {
+	var best *deployment
+	bestScore := math.Inf(-1)
+	for _, d := range ds {
+		h := fnv.New64a()
+		h.Write([]byte(key))
+		h.Write([]byte{0})
+		h.Write([]byte(d.Name))
+		u := (float64(mix(h.Sum64())>>11) + 0.5) / (1 << 53)
+		if score := -d.Weight / math.Log(u); score > bestScore {
+			best, bestScore = d, score
+		}
+	}
+	return best
+}
+
+// mix is splitmix64's finalizer: FNV alone leaves hashes of inputs that
+// differ in their last bytes (the names "a", "b", "c") correlated, and one
+// deployment would win most keys.
+func mix(x uint64) uint64 {
+	x ^= x >> 30
+	x *= 0xbf58476d1ce4e5b9
+	x ^= x >> 27
+	x *= 0x94d049bb133111eb
+	return x ^ x>>31
+}
+
+// invocation returns the call's InvocationID, "" outside a retry layer.
+func invocation(ctx context.Context) string {
+	if info, ok := retry.AttemptFromContext(ctx); ok {
+		return info.InvocationID
+	}
+	return ""
+}
+
+// requestsFault reports a status that says the request, not the
+// deployment, was at fault: it would fail the same way anywhere.
+func requestsFault(code int) bool {
+	switch code {
+	case http.StatusBadRequest, http.StatusUnauthorized, http.StatusForbidden, http.StatusNotFound,
+		http.StatusRequestEntityTooLarge, http.StatusUnprocessableEntity:
+		return true
+	}
+	return false
+}

@@ -1,0 +1,233 @@
+// Package pool serves one model from several deployments (API keys,
+// regions, clouds), each with its own quota: every attempt goes to a
+// deployment that can serve, a retry goes to another one, a deployment that
+// fails or asks to be left alone cools down for a while, and a conversation
+// can stay on the deployment whose prompt cache is warm.
+//
+// Put the pool inside the retry layer, so that each attempt is a fresh
+// choice, and per-deployment limiters and breakers inside the pool:
+//
+//	p, err := pool.New([]pool.Deployment{
+//		{Name: "eastus", Runnable: breaker.Middleware(st)(east)},
+//		{Name: "westeu", Runnable: breaker.Middleware(st)(west)},
+//	}, pool.WithAffinity(func(_ context.Context, in any) string { return sessionOf(in) }))
+//	r := retry.NewRetryRunnable(p, cfg)
+//
+// The README's "Many deployments" section has the rest.
+package pool
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"math"
+	"slices"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"go.opentelemetry.io/otel/attribute"
+	"go.opentelemetry.io/otel/metric"
+
+	"github.com/steadfast-go/steadfast/core"
+	"github.com/steadfast-go/steadfast/internal/recent"
+	"github.com/steadfast-go/steadfast/internal/version"
+	"github.com/steadfast-go/steadfast/retry"
+)
+
+// ScopeName is the OpenTelemetry instrumentation scope of the meter.
+const ScopeName = "github.com/steadfast-go/steadfast/pool"
+
+// AttrDeployment is the deployment an attempt went to, on the span in its
+// context (the retry layer's attempt span) and on the pool.cooldowns
+// counter.
+const AttrDeployment = attribute.Key("pool.deployment")
+
+// Deployment is one place the model is served from.
+type Deployment struct {
+	// Name identifies the deployment in telemetry and errors; names must
+	// be unique within a pool.
+	Name string
+	// Runnable serves the calls sent to the deployment: the provider's
+	// client, usually behind its own limiter and breaker.
+	Runnable core.Runnable
+	// Weight is the deployment's share of the load relative to the others
+	// (its capacity); 0 means 1.
+	Weight float64
+}
+
+// The defaults of WithCooldown are LiteLLM Router's, the most used router of
+// LLM deployments: a deployment that fails 3 times within a minute cools
+// down for 5 seconds (its allowed_fails and DEFAULT_COOLDOWN_TIME_SECONDS),
+// provided those failures are at least half of its calls in that minute
+// (its DEFAULT_FAILURE_THRESHOLD_PERCENT), so that a busy deployment that
+// fails a few calls in many is not taken out of rotation.
+const (
+	DefaultAllowedFails = 3
+	DefaultWindow       = time.Minute
+	DefaultCooldown     = 5 * time.Second
+)
+
+// Option configures a pool. Nil options are ignored.
+type Option func(*config)
+
+type config struct {
+	affinity     func(context.Context, any) string
+	allowedFails int
+	window       time.Duration
+	cooldown     time.Duration
+	mp           metric.MeterProvider
+}
+
+// WithAffinity keeps the calls with the same key (a conversation, a user)
+// on the same deployment while it can serve, so its prompt cache stays
+// warm; key returns "" for a call with no affinity. The deployment is
+// chosen by rendezvous hashing, weighted: adding a deployment, or one
+// cooling down, moves only the keys that must move.
+func WithAffinity(key func(ctx context.Context, input any) string) Option {
+	return func(c *config) {
+		if key != nil {
+			c.affinity = key
+		}
+	}
+}
+
+// WithCooldown sets when a deployment cools down: after allowedFails of
+// its own failures within window, when they are at least half of its calls
+// in that window, for cooldown. A server's hint cools it for the hint at
+// once, whatever these say.
+func WithCooldown(allowedFails int, window, cooldown time.Duration) Option {
+	return func(c *config) { c.allowedFails, c.window, c.cooldown = allowedFails, window, cooldown }
+}
+
+// WithMeterProvider sets the meter provider of the pool.cooldowns counter;
+// the default is the global one.
+func WithMeterProvider(mp metric.MeterProvider) Option {
+	return func(c *config) {
+		if mp != nil {
+			c.mp = mp
+		}
+	}
+}
+
+// Runnable is a core.Runnable over a pool of deployments. It is safe for
+// concurrent use.
+type Runnable struct {
+	deps      []*deployment
+	affinity  func(context.Context, any) string
+	allowed   int
+	window    time.Duration
+	cooldown  time.Duration
+	cooldowns metric.Int64Counter
+	tried     recent.Map[uint64] // the deployments that failed each call (bits), by InvocationID
+	owners    recent.Map[int]    // the deployment each stream was served by
+	idem      bool
+}
+
+// New returns a pool of deployments. It reports an error when there is no
+// deployment, one has no Runnable, no name or a name already used, a weight
+// is negative or not finite, or WithCooldown's values are not positive.
+func New(deployments []Deployment, opts ...Option) (*Runnable, error) {
+	c := config{allowedFails: DefaultAllowedFails, window: DefaultWindow, cooldown: DefaultCooldown}
+	for _, opt := range opts {
+		if opt != nil {
+			opt(&c)
+		}
+	}
+	switch {
+	case len(deployments) == 0:
+		return nil, errors.New("pool: New: no deployments")
+	case c.allowedFails < 1:
+		return nil, fmt.Errorf("pool: New: WithCooldown allowedFails is %d, must be at least 1", c.allowedFails)
+	case c.window <= 0 || c.cooldown <= 0:
+		return nil, fmt.Errorf("pool: New: WithCooldown window %v and cooldown %v must be positive", c.window, c.cooldown)
+	}
+	r := &Runnable{affinity: c.affinity, allowed: c.allowedFails, window: c.window, cooldown: c.cooldown, idem: true}
+	for i, d := range deployments {
+		switch {
+		case d.Runnable == nil:
+			return nil, fmt.Errorf("pool: New: deployment %d (%q) has no Runnable", i, d.Name)
+		case d.Name == "":
+			return nil, fmt.Errorf("pool: New: deployment %d has no Name", i)
+		case !(d.Weight >= 0) || d.Weight > 1e12:
+			return nil, fmt.Errorf("pool: New: deployment %q has weight %v, want a finite number at least 0", d.Name, d.Weight)
+		case slices.ContainsFunc(r.deps, func(o *deployment) bool { return o.Name == d.Name }):
+			return nil, fmt.Errorf("pool: New: two deployments are named %q", d.Name)
+		}
+		if d.Weight == 0 {
+			d.Weight = 1
+		}
+		r.deps = append(r.deps, &deployment{Deployment: d, index: i, attrs: retry.CallAttributes(d.Runnable)})
+		r.idem = r.idem && core.IsIdempotent(d.Runnable)
+	}
+	var err error
+	r.cooldowns, err = version.Meter(ScopeName, c.mp).Int64Counter("pool.cooldowns",
+		metric.WithDescription("Times a deployment was taken out of rotation."), metric.WithUnit("{cooldown}"))
+	if err != nil {
+		return nil, fmt.Errorf("pool: metric pool.cooldowns: %w", err)
+	}
+	return r, nil
+}
+
+// Name returns the first deployment's Name() (its Runnable's), so that a
+// retry layer names the operation after the model.
+func (r *Runnable) Name() string { return core.NameOf(r.deps[0].Runnable) }
+
+// Idempotent reports true only when every deployment is idempotent.
+func (r *Runnable) Idempotent() bool { return r.idem }
+
+// CallAttributes returns the first deployment's call-span attributes (its
+// model): the deployments of a pool serve one model.
+func (r *Runnable) CallAttributes() []attribute.KeyValue { return r.deps[0].attrs }
+
+// deployment is a Deployment and its state.
+type deployment struct {
+	Deployment
+	index    int
+	attrs    []attribute.KeyValue
+	inflight atomic.Int64
+	latency  atomic.Uint64 // seconds, as float64 bits: see observe
+
+	mu           sync.Mutex
+	since        time.Time // when the current window of counts began
+	calls, fails int       // its calls, and own failures, in the window
+	until        time.Time // cooling down until then
+	cooling      bool      // a cooldown was reported and its return not yet
+}
+
+// cost is the deployment's calls under way, and one more, times its recent
+// latency, per unit of weight.
+func (d *deployment) cost() float64 {
+	return float64(d.inflight.Load()+1) * math.Float64frombits(d.latency.Load()) / d.Weight
+}
+
+// observe folds a successful call's latency into the deployment's: an
+// exponentially weighted moving average that jumps to a slower sample at
+// once (the peak), so a deployment that slows down is avoided at once and
+// one that speeds up earns its traffic back over a few calls.
+func (d *deployment) observe(took time.Duration) {
+	for {
+		old := d.latency.Load()
+		prev, cur := math.Float64frombits(old), took.Seconds()
+		next := cur
+		if cur < prev {
+			next = prev + latencyWeight*(cur-prev)
+		}
+		if d.latency.CompareAndSwap(old, math.Float64bits(next)) {
+			return
+		}
+	}
+}
+
+// latencyWeight is the weight of a faster sample in the moving average.
+const latencyWeight = 0.1
+
+// coolsUntil returns when the deployment is back, zero when it is now.
+func (d *deployment) coolsUntil(now time.Time) time.Time {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	if now.Before(d.until) {
+		return d.until
+	}
+	return time.Time{}
+}

@@ -33,7 +33,18 @@ type APIError struct {
 	Err    error         // the SDK's error
 }
 
-func (e *APIError) Error() string { return e.Err.Error() }
+// Error is the SDK's message, followed by the provider's error code in
+// parentheses when the message does not name it already: SDKs often leave
+// the API's message out (openai-go does), and the code is what says why a
+// call failed ("context_length_exceeded"). It never adds the request's
+// content.
+func (e *APIError) Error() string {
+	msg := e.Err.Error()
+	if e.Code != "" && !strings.Contains(msg, e.Code) {
+		return msg + " (" + e.Code + ")"
+	}
+	return msg
+}
 func (e *APIError) Unwrap() error { return e.Err }
 
 // StatusCode returns the HTTP status (retry rule 5).

@@ -157,3 +157,19 @@ func TestPumpStopsOnCancel(t *testing.T) {
 		}
 	})
 }
+
+func TestAPIErrorNamesItsCode(t *testing.T) {
+	sdk := errors.New("POST \"/v1/chat/completions\": 400 Bad Request")
+	for _, tc := range []struct {
+		err  *APIError
+		want string
+	}{
+		{&APIError{Status: 400, Code: "context_length_exceeded", Err: sdk}, `POST "/v1/chat/completions": 400 Bad Request (context_length_exceeded)`},
+		{&APIError{Status: 400, Err: sdk}, `POST "/v1/chat/completions": 400 Bad Request`},
+		{&APIError{Status: 400, Code: "Bad Request", Err: sdk}, `POST "/v1/chat/completions": 400 Bad Request`},
+	} {
+		if got := tc.err.Error(); got != tc.want {
+			t.Errorf("Error() = %q, want %q", got, tc.want)
+		}
+	}
+}

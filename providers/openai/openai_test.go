@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"strings"
 	"testing"
 	"testing/synctest"
 	"time"
@@ -217,6 +218,18 @@ func TestSDKRetriesAreOff(t *testing.T) {
 		chat := openai.NewChat(model, option.WithAPIKey("k"), option.WithBaseURL("http://openai.test/v1/"), option.WithHTTPClient(srv.Client()))
 		if _, err := chat.Invoke(t.Context(), "q"); err == nil || srv.Requests() != 1 {
 			t.Errorf("Invoke() error = %v after %d requests, want the 503 after 1", err, srv.Requests())
+		}
+	})
+}
+
+// openai-go leaves the API's message out of Error(): the adapted error
+// names the API's code, so a log line says why the call failed.
+func TestGiveUpErrorNamesTheAPICode(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		h := newHarness(t, apiError(400, "invalid_request_error", "context_length_exceeded"))
+		_, err := h.R.Invoke(t.Context(), "q")
+		if err == nil || !strings.Contains(err.Error(), "(context_length_exceeded)") {
+			t.Errorf("error = %v, want it to name context_length_exceeded", err)
 		}
 	})
 }

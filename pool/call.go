@@ -101,8 +101,7 @@ func (r *Runnable) failed(ctx context.Context, d *deployment, id string, err err
 	}
 	mask := uint64(0)
 	if id != "" && d.index < 64 {
-		r.tried.Update(id, func(m uint64) uint64 { return m | 1<<d.index })
-		mask, _ = r.tried.Get(id)
+		mask = r.tried.Update(id, func(m uint64) uint64 { return m | 1<<d.index })
 	}
 	if r.canServe(now, mask|bit(d)) {
 		return &deploymentError{deployment: d.Name, err: err, after: time.Nanosecond}

@@ -22,6 +22,11 @@ type Map[V any] struct {
 func (r *Map[V]) Set(key string, v V) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
+	r.set(key, v)
+}
+
+// set sets key's value; it runs under r.mu.
+func (r *Map[V]) set(key string, v V) {
 	if r.m == nil {
 		r.m = make(map[string]V)
 	}
@@ -45,8 +50,12 @@ func (r *Map[V]) Get(key string) (V, bool) {
 	return v, ok
 }
 
-// Update sets key's value to f of its value (the zero value if none).
-func (r *Map[V]) Update(key string, f func(V) V) {
-	v, _ := r.Get(key)
-	r.Set(key, f(v))
+// Update sets key's value to f of its value (the zero value if none), at
+// once, and returns the new value. f must not use r.
+func (r *Map[V]) Update(key string, f func(V) V) V {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	v := f(r.m[key])
+	r.set(key, v)
+	return v
 }

@@ -24,7 +24,10 @@
 //     their own): the official LLM SDKs as Runnables that return their
 //     full responses, with error adapters and ready-made answer checks.
 //   - adapters/eino, adapters/langchaingo (modules of their own): the Go AI
-//     frameworks' models and tools as Runnables, and back.
+//     frameworks' models and tools as Runnables, and back; adapters/mcp: the
+//     tools of an MCP server as Runnables, retried only when that is safe.
+//   - pool: one model served by many deployments, with cooldowns and
+//     session affinity.
 //   - llmhttp: what those adapters share, for writing one of your own:
 //     the adapter error, Retry-After and x-should-retry parsing, and the
 //     pump from an SDK stream to a Runnable's stream.

@@ -137,6 +137,12 @@ type PumpConfig[T any] struct {
 	// Adapt turns the stream's failure into the error delivered as its
 	// last value (the provider's error adapter).
 	Adapt func(error) error
+	// Fail, when set, returns the failure an event reports in-band (an
+	// error event inside a 200 stream), already adapted, or nil. Such an
+	// event ends the stream with that error as its last value; before the
+	// first event with content, it is the only value, so a retry layer
+	// retries the attempt.
+	Fail func(T) error
 	// Observe, when set, sees every event read, on the pump's goroutine
 	// (to gather the response's id, usage and finish reasons).
 	Observe func(T)
@@ -167,6 +173,12 @@ func Pump[T any](ctx context.Context, s SDKStream[T], c PumpConfig[T]) <-chan an
 			ev := s.Current()
 			if c.Observe != nil {
 				c.Observe(ev)
+			}
+			if c.Fail != nil {
+				if err := c.Fail(ev); err != nil {
+					core.Send(ctx, ch, err)
+					return
+				}
 			}
 			if !live && !c.Content(ev) {
 				held = append(held, ev)

@@ -208,6 +208,7 @@ func (s *streamCall) Committed(ctx context.Context) {
 // commit with err; the next attempt, after the backoff, resumes after
 // last. It returns the *Error that ends the stream when none may.
 func (s *streamCall) Resume(ctx context.Context, err error, last any) (streams.Source, error) {
+	broke := err // the failure that stopped the stream
 	for {
 		s.last = err
 		e := s.c.retryOrStop(ctx, &s.cur, err)
@@ -230,6 +231,9 @@ func (s *streamCall) Resume(ctx context.Context, err error, last any) (streams.S
 		}
 		if e.Outcome != OutcomeCanceled && e.Outcome != OutcomeDeadline {
 			e.Outcome = OutcomeCommitted
+		}
+		if e.Err != broke && errors.Is(e.Err, core.ErrNotResumable) {
+			e.Err = errors.Join(broke, e.Err) // what broke the stream, and why it was not resumed
 		}
 		s.gaveUp = e
 		return streams.Source{}, e

@@ -66,6 +66,17 @@ func New(script ...Reply) *Server { return &Server{script: script} }
 // Client returns an HTTP client whose requests the Server answers.
 func (s *Server) Client() *http.Client { return &http.Client{Transport: s} }
 
+// URLs returns the URLs of the requests received, in order.
+func (s *Server) URLs() []string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	urls := make([]string, len(s.requests))
+	for i, r := range s.requests {
+		urls[i] = r.URL.String()
+	}
+	return urls
+}
+
 // Requests returns how many requests the Server received.
 func (s *Server) Requests() int {
 	s.mu.Lock()

@@ -1,7 +1,9 @@
 // Package openai makes an openai-go client a steadfast core.Runnable, with
 // an error adapter that tells the retry layer what the OpenAI API meant.
 //
-// Chat wraps the Chat Completions API: Invoke returns the SDK's full
+// Chat wraps the Chat Completions API and Responses the Responses API
+// (whose streams resume exactly with WithResumableStreams). Chat's Invoke
+// returns the SDK's full
 // *oai.ChatCompletion, Stream yields the SDK's oai.ChatCompletionChunk
 // values from the first with content on (the stream's failure as an error
 // value), Batch runs concurrent Invokes. Text gets the text of either, and
@@ -200,13 +202,17 @@ func (c *Chat) params(input any) (oai.ChatCompletionNewParams, error) {
 		}
 		return v, nil
 	}
-	return oai.ChatCompletionNewParams{}, &inputError{input: input}
+	return oai.ChatCompletionNewParams{}, &inputError{input: input, what: "Chat takes a string, messages or ChatCompletionNewParams"}
 }
 
-// inputError is a call with an input Chat cannot send: never retried.
-type inputError struct{ input any }
+// inputError is a call with an input a Runnable cannot send: never
+// retried.
+type inputError struct {
+	input any
+	what  string
+}
 
 func (e *inputError) Error() string {
-	return fmt.Sprintf("openai: Chat takes a string, messages or ChatCompletionNewParams, not %T", e.input)
+	return fmt.Sprintf("openai: %s, not %T", e.what, e.input)
 }
 func (e *inputError) Retryable() bool { return false }

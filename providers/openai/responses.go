@@ -1,0 +1,294 @@
+package openai
+
+import (
+	"context"
+	"errors"
+	"fmt"
+
+	oai "github.com/openai/openai-go/v3"
+	"github.com/openai/openai-go/v3/option"
+	"github.com/openai/openai-go/v3/packages/param"
+	"github.com/openai/openai-go/v3/responses"
+	"go.opentelemetry.io/otel/attribute"
+	semconv "go.opentelemetry.io/otel/semconv/v1.40.0"
+
+	"github.com/steadfast-go/steadfast/core"
+	"github.com/steadfast-go/steadfast/llmhttp"
+	"github.com/steadfast-go/steadfast/retry"
+)
+
+// Responses is a core.Runnable over OpenAI's Responses API. Invoke takes a
+// string (one user message), the SDK's input items
+// (responses.ResponseInputParam), or a responses.ResponseNewParams (its
+// Model defaults to the Runnable's), and returns the SDK's
+// *responses.Response. Stream yields the SDK's
+// responses.ResponseStreamEventUnion values. It is safe for concurrent
+// use.
+//
+// Without WithResumableStreams its streams are not resumable: Resume
+// answers core.ErrNotResumable.
+type Responses struct {
+	client    oai.Client
+	model     string
+	resumable bool
+	streams   llmhttp.StreamIDs
+}
+
+// resumableStreams is the option WithResumableStreams returns: a request
+// option that changes no request, which NewResponses recognises.
+type resumableStreams struct{ option.RequestOption }
+
+// WithResumableStreams, passed to NewResponses, makes its streams
+// background responses that Resume can continue where they broke, from the
+// sequence number of the last event delivered.
+//
+// A background response is stored by OpenAI (store: true) and runs to its
+// end on OpenAI's side whether or not anyone reads it: it is billed as any
+// response, kept under OpenAI's retention for stored responses, and
+// retrievable by its id meanwhile. Do not use it for data that must not be
+// stored.
+func WithResumableStreams() option.RequestOption {
+	return resumableStreams{option.WithHeaderDel("X-Steadfast-Resumable-Streams")}
+}
+
+// NewResponses returns a Responses for model. opts configure the client as
+// in oai.NewClient; the SDK's retries are off unless opts turn them back
+// on with option.WithMaxRetries, and WithResumableStreams makes its
+// streams resumable.
+func NewResponses(model string, opts ...option.RequestOption) *Responses {
+	r := &Responses{model: model}
+	client := []option.RequestOption{option.WithMaxRetries(0)}
+	for _, o := range opts {
+		if _, ok := o.(resumableStreams); ok {
+			r.resumable = true
+			continue
+		}
+		client = append(client, o)
+	}
+	r.client = oai.NewClient(client...)
+	return r
+}
+
+// Name returns "openai.responses", the default operation of its calls.
+func (r *Responses) Name() string { return "openai.responses" }
+
+// CallAttributes returns the GenAI semantic-convention attributes of its
+// calls, which a RetryRunnable puts on its call spans.
+func (r *Responses) CallAttributes() []attribute.KeyValue {
+	return []attribute.KeyValue{
+		semconv.GenAIOperationNameChat,
+		semconv.GenAIProviderNameKey.String(ProviderName),
+		semconv.GenAIRequestModelKey.String(r.model),
+	}
+}
+
+// Invoke makes one response and returns the SDK's *responses.Response. Its
+// GenAI response attributes go on the span in ctx.
+func (r *Responses) Invoke(ctx context.Context, input any, _ ...core.Option) (any, error) {
+	params, err := r.params(input)
+	if err != nil {
+		return nil, err
+	}
+	res, err := r.client.Responses.New(ctx, params)
+	if err != nil {
+		return nil, AdaptError(err)
+	}
+	if err := responseFailure(res); err != nil {
+		return nil, err
+	}
+	rec := llmhttp.Response{}
+	observeResponse(&rec, res)
+	rec.Record(ctx)
+	return res, nil
+}
+
+// Batch makes one response per input, concurrently (bounded by
+// core.WithMaxConcurrency).
+func (r *Responses) Batch(ctx context.Context, inputs []any, opts ...core.Option) ([]any, error) {
+	return core.RunnableFunc(r.Invoke).Batch(ctx, inputs, opts...)
+}
+
+// Stream streams a response as the SDK's events. The lifecycle events
+// before the first that carries output (response.created,
+// response.in_progress, response.output_item.added,
+// response.content_part.added, ...) are held back and delivered with it,
+// so a retry layer commits at the first real token. An in-band failure (an
+// error event, response.failed) is adapted like an HTTP error: before the
+// first output it is the only value, and the attempt is retried where
+// retryable; after it, it is the last value. response.incomplete is
+// delivered like response.completed.
+func (r *Responses) Stream(ctx context.Context, input any, _ ...core.Option) (<-chan any, error) {
+	params, err := r.params(input)
+	if err != nil {
+		return nil, err
+	}
+	id := ""
+	if r.resumable {
+		params.Background, params.Store = param.NewOpt(true), param.NewOpt(true)
+		if info, ok := retry.AttemptFromContext(ctx); ok {
+			id = info.InvocationID
+		}
+	}
+	s := r.client.Responses.NewStreaming(ctx, params)
+	if err := s.Err(); err != nil {
+		_ = s.Close()
+		return nil, AdaptError(err)
+	}
+	return r.pump(ctx, s, id, isOutput), nil
+}
+
+// Resume continues a background response's stream after last, the last
+// event the consumer received, from its sequence number: the events that
+// follow it, whole. It answers core.ErrNotResumable without
+// WithResumableStreams, for a stream it does not know (by the retry
+// layer's InvocationID), or when last is not one of its events.
+func (r *Responses) Resume(ctx context.Context, _ any, last any, _ ...core.Option) (<-chan any, error) {
+	ev, ok := last.(responses.ResponseStreamEventUnion)
+	info, known := retry.AttemptFromContext(ctx)
+	var id string
+	if known {
+		id = r.streams.Get(info.InvocationID)
+	}
+	if !r.resumable || !ok || id == "" {
+		return nil, fmt.Errorf("openai: responses: no background response to resume: %w", core.ErrNotResumable)
+	}
+	s := r.client.Responses.GetStreaming(ctx, id, responses.ResponseGetParams{StartingAfter: param.NewOpt(ev.SequenceNumber)})
+	if err := s.Err(); err != nil {
+		_ = s.Close()
+		return nil, AdaptError(err)
+	}
+	return r.pump(ctx, s, info.InvocationID, func(responses.ResponseStreamEventUnion) bool { return true }), nil
+}
+
+// pump forwards an SDK stream of events; key, when not "", is the call
+// whose response id it remembers for Resume.
+func (r *Responses) pump(ctx context.Context, s llmhttp.SDKStream[responses.ResponseStreamEventUnion], key string,
+	output func(responses.ResponseStreamEventUnion) bool) <-chan any {
+	var rec llmhttp.Response
+	return llmhttp.Pump(ctx, s, llmhttp.PumpConfig[responses.ResponseStreamEventUnion]{
+		Content: output,
+		Adapt:   AdaptError,
+		Fail:    inBandFailure,
+		Observe: func(ev responses.ResponseStreamEventUnion) {
+			if ev.Response.ID != "" {
+				if key != "" {
+					r.streams.Set(key, ev.Response.ID)
+				}
+				observeResponse(&rec, &ev.Response)
+			}
+		},
+		Done: func() { rec.Record(ctx) },
+	})
+}
+
+// isOutput reports an event that carries output: a delta of text, a
+// refusal, reasoning, a function call's or a tool's input, or the
+// response's end (completed or incomplete), which delivers what was held.
+func isOutput(ev responses.ResponseStreamEventUnion) bool {
+	switch ev.Type {
+	case "response.output_text.delta", "response.refusal.delta",
+		"response.reasoning_text.delta", "response.reasoning_summary_text.delta",
+		"response.function_call_arguments.delta", "response.custom_tool_call_input.delta",
+		"response.mcp_call_arguments.delta", "response.code_interpreter_call_code.delta",
+		"response.audio.delta", "response.audio.transcript.delta",
+		"response.completed", "response.incomplete":
+		return true
+	}
+	return false
+}
+
+// inBandFailure returns the failure an error event or response.failed
+// reports inside a 200 stream, adapted like an HTTP error, or nil.
+func inBandFailure(ev responses.ResponseStreamEventUnion) error {
+	switch ev.Type {
+	case "error":
+		return adaptCode(ev.Code, ev.Message)
+	case "response.failed":
+		return responseFailure(&ev.Response)
+	}
+	return nil
+}
+
+// responseFailure returns the failure of a response whose status is
+// failed, or nil.
+func responseFailure(res *responses.Response) error {
+	if res.Status != responses.ResponseStatusFailed {
+		return nil
+	}
+	return adaptCode(string(res.Error.Code), res.Error.Message)
+}
+
+// inBandStatus is the HTTP status an in-band error code stands for, where
+// one does.
+var inBandStatus = map[string]int{
+	"rate_limit_exceeded": 429, "insufficient_quota": 429, "server_error": 500,
+	"context_length_exceeded": 400, "invalid_prompt": 400,
+}
+
+// adaptCode adapts an in-band error: its code is the error.type; quota,
+// billing and context-length codes are permanent, the others left to the
+// status (an overload is retryable).
+func adaptCode(code, message string) error {
+	if message == "" {
+		message = "the response failed"
+	}
+	a := &llmhttp.APIError{Status: inBandStatus[code], Code: code, Err: errors.New("OpenAI API error: " + message)}
+	if permanentCodes[code] || code == "invalid_prompt" {
+		return &llmhttp.Verdict{APIError: a, Retry: false}
+	}
+	return a
+}
+
+// observeResponse gathers a response's attributes.
+func observeResponse(r *llmhttp.Response, res *responses.Response) {
+	r.ID, r.Model = res.ID, string(res.Model)
+	if res.Status != "" && res.Status != responses.ResponseStatusInProgress && res.Status != responses.ResponseStatusQueued {
+		r.FinishReasons = []string{string(res.Status)}
+	}
+	if res.JSON.Usage.Valid() {
+		r.HasUsage, r.InputTokens, r.OutputTokens = true, res.Usage.InputTokens, res.Usage.OutputTokens
+	}
+}
+
+// CheckResponse is CheckAnswer's counterpart for Responses, a ready-made
+// RetryConfig.CheckOutput: a response cut at max_output_tokens or by the
+// content filter is a permanent *llmhttp.AnswerError, and one with no text
+// and no function call is a retryable one.
+func CheckResponse(_ context.Context, _, output any) error {
+	res, ok := output.(*responses.Response)
+	if !ok {
+		return &llmhttp.AnswerError{Kind: llmhttp.Empty}
+	}
+	if res.Status == responses.ResponseStatusIncomplete {
+		switch reason := res.IncompleteDetails.Reason; reason {
+		case "max_output_tokens":
+			return &llmhttp.AnswerError{Kind: llmhttp.Truncated, FinishReason: reason}
+		case "content_filter":
+			return &llmhttp.AnswerError{Kind: llmhttp.Filtered, FinishReason: reason}
+		}
+	}
+	if res.OutputText() != "" {
+		return nil
+	}
+	for _, item := range res.Output {
+		if item.Type == "function_call" {
+			return nil
+		}
+	}
+	return &llmhttp.AnswerError{Kind: llmhttp.Empty, FinishReason: string(res.Status)}
+}
+
+func (r *Responses) params(input any) (responses.ResponseNewParams, error) {
+	switch v := input.(type) {
+	case string:
+		return responses.ResponseNewParams{Model: r.model, Input: responses.ResponseNewParamsInputUnion{OfString: param.NewOpt(v)}}, nil
+	case responses.ResponseInputParam:
+		return responses.ResponseNewParams{Model: r.model, Input: responses.ResponseNewParamsInputUnion{OfInputItemList: v}}, nil
+	case responses.ResponseNewParams:
+		if v.Model == "" {
+			v.Model = r.model
+		}
+		return v, nil
+	}
+	return responses.ResponseNewParams{}, &inputError{input: input, what: "Responses takes a string, input items or ResponseNewParams"}
+}

@@ -11,6 +11,8 @@ import (
 	"github.com/openai/openai-go/v3/option"
 	"github.com/openai/openai-go/v3/responses"
 	"go.opentelemetry.io/otel/metric/noop"
+	sdktrace "go.opentelemetry.io/otel/sdk/trace"
+	"go.opentelemetry.io/otel/sdk/trace/tracetest"
 	tnoop "go.opentelemetry.io/otel/trace/noop"
 
 	"github.com/steadfast-go/steadfast/core"
@@ -180,6 +182,48 @@ func TestResponsesInvokeAndCheckResponse(t *testing.T) {
 		}
 		if _, err := r.Invoke(t.Context(), 42); err == nil {
 			t.Error("Invoke(42) = nil error, want one naming the inputs it takes")
+		}
+	})
+}
+
+// The GenAI attributes: the request's on the call span, the response's
+// (id, model, status, usage) on the attempt span; no prompt or answer text.
+func TestResponsesTelemetry(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		srv := llmhttptest.New(answer("resp_9").Stream(-1, nil))
+		rec := tracetest.NewSpanRecorder()
+		r, err := retry.New(openai.NewResponses(model, option.WithAPIKey("k"), option.WithBaseURL("http://openai.test/v1/"),
+			option.WithHTTPClient(srv.Client())), streamCfg,
+			retry.WithTracerProvider(sdktrace.NewTracerProvider(sdktrace.WithSpanProcessor(rec))), retry.WithMeterProvider(noop.NewMeterProvider()))
+		if err != nil {
+			t.Fatal(err)
+		}
+		ch, err := r.Stream(t.Context(), "Say hello")
+		if err != nil {
+			t.Fatal(err)
+		}
+		for range ch {
+		}
+		got := map[string]map[string]string{}
+		for _, s := range rec.Ended() {
+			m := map[string]string{}
+			for _, kv := range s.Attributes() {
+				m[string(kv.Key)] = kv.Value.String()
+				if strings.Contains(kv.Value.String(), "Hello") || strings.Contains(kv.Value.String(), "Say hello") {
+					t.Errorf("span %s carries text: %s=%s", s.Name(), kv.Key, kv.Value.String())
+				}
+			}
+			got[s.Name()] = m
+		}
+		for span, want := range map[string]map[string]string{
+			"retry.stream":  {"gen_ai.provider.name": "openai", "gen_ai.request.model": model, "gen_ai.operation.name": "chat"},
+			"retry.attempt": {"gen_ai.response.id": "resp_9", "gen_ai.response.model": "gpt-test", "gen_ai.usage.output_tokens": "3"},
+		} {
+			for k, v := range want {
+				if got[span][k] != v {
+					t.Errorf("%s %s = %q, want %q", span, k, got[span][k], v)
+				}
+			}
 		}
 	})
 }

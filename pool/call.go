@@ -170,12 +170,13 @@ func (d *deployment) fail(now time.Time, hint time.Duration, allowed int, window
 	default:
 		return false
 	}
-	started := !now.Before(d.until)
-	if until.After(d.until) {
-		d.until = until
+	cur := d.until.Load()
+	started := now.UnixNano() >= cur
+	if until.UnixNano() > cur {
+		d.until.Store(until.UnixNano())
 	}
 	if started {
-		d.cooling = true
+		d.cooling.Store(true)
 	}
 	return started
 }
@@ -195,15 +196,10 @@ func (d *deployment) roll(now time.Time, window time.Duration) {
 	}
 }
 
-// returned reports, once per cooldown, that d is back.
+// returned reports, once per cooldown, that d is back. It takes no lock:
+// it runs on every call.
 func (d *deployment) returned() bool {
-	d.mu.Lock()
-	defer d.mu.Unlock()
-	if d.cooling && !time.Now().Before(d.until) {
-		d.cooling = false
-		return true
-	}
-	return false
+	return d.cooling.Load() && time.Now().UnixNano() >= d.until.Load() && d.cooling.CompareAndSwap(true, false)
 }
 
 // callerEnded reports a context cancelled, or past its deadline, by the
@@ -226,13 +222,13 @@ func (r *Runnable) Invoke(ctx context.Context, input any, opts ...core.Option) (
 	}
 	r.enter(ctx, c.d)
 	defer c.d.inflight.Add(-1)
-	start := time.Now()
 	out, err := c.d.Runnable.Invoke(ctx, input, opts...)
 	if err != nil {
 		return nil, r.failed(ctx, c.d, id, err)
 	}
-	c.d.observe(time.Since(start))
-	c.d.succeed(time.Now(), r.window)
+	end := time.Now() // two clock reads a call: the choice's, and this one
+	c.d.observe(end.Sub(c.now))
+	c.d.succeed(end, r.window)
 	return out, nil
 }
 

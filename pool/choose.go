@@ -15,6 +15,7 @@ import (
 type choice struct {
 	d     *deployment
 	until time.Time // no deployment serves before then
+	now   time.Time // when the choice was made: the call's start
 }
 
 // choose picks the deployment of one attempt (of one Batch item) among
@@ -36,17 +37,17 @@ func (r *Runnable) choose(ctx context.Context, input any, failed uint64) choice 
 		open = append(open, d)
 	}
 	if len(open) == 0 {
-		return choice{until: first}
+		return choice{until: first, now: now}
 	}
 	if fresh := untried(open, failed); len(fresh) > 0 {
 		open = fresh
 	}
 	if r.affinity != nil {
 		if key := r.affinity(ctx, input); key != "" {
-			return choice{d: rendezvous(key, open)}
+			return choice{d: rendezvous(key, open), now: now}
 		}
 	}
-	return choice{d: twoChoices(open)}
+	return choice{d: twoChoices(open), now: now}
 }
 
 // untried returns the deployments whose bit is not set in failed.

@@ -188,11 +188,14 @@ type deployment struct {
 	inflight atomic.Int64
 	latency  atomic.Uint64 // seconds, as float64 bits: see observe
 
+	// until (Unix nanoseconds; 0 for never) and cooling are read on every
+	// call without a lock, and written under mu.
+	until   atomic.Int64 // cooling down until then
+	cooling atomic.Bool  // a cooldown was reported and its return not yet
+
 	mu           sync.Mutex
 	since        time.Time // when the current window of counts began
 	calls, fails int       // its calls, and own failures, in the window
-	until        time.Time // cooling down until then
-	cooling      bool      // a cooldown was reported and its return not yet
 }
 
 // cost is the deployment's calls under way, and one more, times its recent
@@ -224,10 +227,8 @@ const latencyWeight = 0.1
 
 // coolsUntil returns when the deployment is back, zero when it is now.
 func (d *deployment) coolsUntil(now time.Time) time.Time {
-	d.mu.Lock()
-	defer d.mu.Unlock()
-	if now.Before(d.until) {
-		return d.until
+	if until := d.until.Load(); until > now.UnixNano() {
+		return time.Unix(0, until)
 	}
 	return time.Time{}
 }

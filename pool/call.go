@@ -92,7 +92,7 @@ func (r *Runnable) failed(ctx context.Context, d *deployment, id string, err err
 	own := !errproto.Local(err)
 	if own {
 		hint, _ := errproto.RetryAfter(err)
-		if d.fail(now, hint, r.allowed, r.window, r.cooldown) {
+		if d.fail(now, hint, r.allowed, r.window, r.cooldown, r.mayCool(now)) {
 			r.cooldowns.Add(ctx, 1, metric.WithAttributes(AttrDeployment.String(d.Name)))
 			if span := trace.SpanFromContext(ctx); span.IsRecording() {
 				span.AddEvent("pool.cooldown", trace.WithAttributes(AttrDeployment.String(d.Name)))
@@ -110,6 +110,22 @@ func (r *Runnable) failed(ctx context.Context, d *deployment, id string, err err
 		return &deploymentError{deployment: d.Name, err: err, after: back}
 	}
 	return err
+}
+
+// mayCool reports whether a deployment's failures may take it out of
+// rotation now: when none is cooling down, or when at most half of the
+// deployments would be, counting it. Failures of deployments that are
+// all overloaded at once would otherwise take them out one after another
+// and leave none (Envoy's outlier detection caps its ejections the same
+// way); a server's hint cools its deployment whatever this says.
+func (r *Runnable) mayCool(now time.Time) bool {
+	cooling := 0
+	for _, d := range r.deps {
+		if !d.coolsUntil(now).IsZero() {
+			cooling++
+		}
+	}
+	return cooling == 0 || 2*(cooling+1) <= len(r.deps)
 }
 
 // firstBack is the wait until the first deployment cooling down is back,
@@ -151,10 +167,10 @@ func (r *Runnable) failedMask(id string) uint64 {
 }
 
 // fail records one of d's own failures at now, with the server's hint, and
-// reports whether d started cooling down: for the hint, or for cooldown
-// once allowed failures, and at least half of its calls, failed within the
-// window.
-func (d *deployment) fail(now time.Time, hint time.Duration, allowed int, window, cooldown time.Duration) bool {
+// reports whether d started cooling down: for the hint, or, when mayCool,
+// for cooldown once allowed failures, and at least half of its calls,
+// failed within the window.
+func (d *deployment) fail(now time.Time, hint time.Duration, allowed int, window, cooldown time.Duration, mayCool bool) bool {
 	d.mu.Lock()
 	defer d.mu.Unlock()
 	d.roll(now, window)
@@ -164,7 +180,7 @@ func (d *deployment) fail(now time.Time, hint time.Duration, allowed int, window
 	switch {
 	case hint > 0:
 		until = now.Add(hint)
-	case d.fails >= allowed && 2*d.fails >= d.calls:
+	case mayCool && d.fails >= allowed && 2*d.fails >= d.calls:
 		until = now.Add(cooldown)
 		d.calls, d.fails = 0, 0
 	default:

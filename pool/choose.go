@@ -68,7 +68,10 @@ func untried(ds []*deployment, failed uint64) []*deployment {
 // power of two choices (Mitzenmacher) on the cost of Finagle's and
 // Linkerd's balancer, peak EWMA: the calls under way plus this one, times
 // the deployment's recent latency, per unit of weight. A deployment with
-// no latency measured yet costs nothing, so it is tried.
+// no latency measured yet is taken to have the mean of the others' (1 when
+// none has one), so that at the start the calls under way decide: a
+// deployment that cost nothing would draw every call until its first
+// answer, and a busy one would turn them away.
 func twoChoices(ds []*deployment) *deployment {
 	a := ds[rand.IntN(len(ds))]
 	if len(ds) == 1 {
@@ -78,10 +81,26 @@ func twoChoices(ds []*deployment) *deployment {
 	if b == a {
 		b = ds[len(ds)-1]
 	}
-	if b.cost() < a.cost() {
+	unknown := meanLatency(ds)
+	if b.cost(unknown) < a.cost(unknown) {
 		return b
 	}
 	return a
+}
+
+// meanLatency is the mean of the latencies measured among ds, 1 when none
+// is.
+func meanLatency(ds []*deployment) float64 {
+	sum, n := 0.0, 0
+	for _, d := range ds {
+		if l := math.Float64frombits(d.latency.Load()); l > 0 {
+			sum, n = sum+l, n+1
+		}
+	}
+	if n == 0 {
+		return 1
+	}
+	return sum / float64(n)
 }
 
 // rendezvous returns the deployment with the highest weighted score for

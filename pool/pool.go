@@ -94,8 +94,9 @@ func WithAffinity(key func(ctx context.Context, input any) string) Option {
 
 // WithCooldown sets when a deployment cools down: after allowedFails of
 // its own failures within window, when they are at least half of its calls
-// in that window, for cooldown. A server's hint cools it for the hint at
-// once, whatever these say.
+// in that window, for cooldown, unless more than half of the deployments
+// would then be cooling (one may always be). A server's hint cools it for
+// the hint at once, whatever these say.
 func WithCooldown(allowedFails int, window, cooldown time.Duration) Option {
 	return func(c *config) { c.allowedFails, c.window, c.cooldown = allowedFails, window, cooldown }
 }
@@ -199,9 +200,13 @@ type deployment struct {
 }
 
 // cost is the deployment's calls under way, and one more, times its recent
-// latency, per unit of weight.
-func (d *deployment) cost() float64 {
-	return float64(d.inflight.Load()+1) * math.Float64frombits(d.latency.Load()) / d.Weight
+// latency (unknown when none is measured yet), per unit of weight.
+func (d *deployment) cost(unknown float64) float64 {
+	lat := math.Float64frombits(d.latency.Load())
+	if lat == 0 {
+		lat = unknown
+	}
+	return float64(d.inflight.Load()+1) * lat / d.Weight
 }
 
 // observe folds a successful call's latency into the deployment's: an

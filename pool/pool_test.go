@@ -416,3 +416,33 @@ func TestADeploymentsLimiterSendsTheCallElsewhere(t *testing.T) {
 		}
 	})
 }
+
+// Failures never take more than half of the deployments out of rotation:
+// an overload of them all must not leave none.
+func TestFailuresCoolAtMostHalfTheDeployments(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		var ds []pool.Deployment
+		var mocks []*mock.Runnable
+		for _, n := range []string{"a", "b", "c", "d"} {
+			m := mock.New(mock.Fail(err503))
+			mocks = append(mocks, m)
+			ds = append(ds, pool.Deployment{Name: n, Runnable: m})
+		}
+		p := newPool(t, ds, pool.WithCooldown(1, time.Minute, time.Hour))
+		for range 40 {
+			_, err := p.Invoke(t.Context(), "q")
+			if _, unavailable := errors.AsType[*pool.UnavailableError](err); unavailable {
+				t.Fatal("every deployment cooled down by failures alone")
+			}
+		}
+		serving := 0
+		for _, m := range mocks {
+			if m.CallCount() > 1 {
+				serving++
+			}
+		}
+		if serving != 2 {
+			t.Errorf("deployments still called after their first failure = %d, want 2 of 4 (half cooled)", serving)
+		}
+	})
+}

@@ -11,11 +11,8 @@ package main
 
 import (
 	"context"
-	"flag"
 	"fmt"
 	"io"
-	"os"
-	"os/signal"
 	"strings"
 	"text/tabwriter"
 	"time"
@@ -23,20 +20,11 @@ import (
 	"gonum.org/v1/plot/vg"
 
 	"github.com/steadfast-go/steadfast/bench/chart"
+	"github.com/steadfast-go/steadfast/bench/cli"
 	"github.com/steadfast-go/steadfast/bench/deployments"
 )
 
-func main() {
-	quick := flag.Bool("quick", false, "3 s runs, and write nothing")
-	out := flag.String("out", "results", "folder for the table and the plot")
-	flag.Parse()
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
-	defer stop()
-	if err := run(ctx, os.Stdout, *quick, *out); err != nil {
-		fmt.Fprintln(os.Stderr, "deployments:", err)
-		os.Exit(1)
-	}
-}
+func main() { cli.Main("deployments", "3 s runs, and write nothing", run) }
 
 func run(ctx context.Context, w io.Writer, quick bool, out string) error {
 	sc := deployments.Default

@@ -14,11 +14,9 @@ package main
 import (
 	"context"
 	"errors"
-	"flag"
 	"fmt"
 	"io"
 	"os"
-	"os/signal"
 	"strings"
 	"text/tabwriter"
 	"time"
@@ -26,20 +24,11 @@ import (
 	"gonum.org/v1/plot/vg"
 
 	"github.com/steadfast-go/steadfast/bench/chart"
+	"github.com/steadfast-go/steadfast/bench/cli"
 	"github.com/steadfast-go/steadfast/bench/quota"
 )
 
-func main() {
-	quick := flag.Bool("quick", false, "3 s runs instead of 20 s, and write nothing")
-	out := flag.String("out", "results", "folder for the table and the plot")
-	flag.Parse()
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
-	defer stop()
-	if err := run(ctx, os.Stdout, *quick, *out); err != nil {
-		fmt.Fprintln(os.Stderr, "fleet:", err)
-		os.Exit(1)
-	}
-}
+func main() { cli.Main("fleet", "3 s runs instead of 20 s, and write nothing", run) }
 
 func run(ctx context.Context, w io.Writer, quick bool, out string) error {
 	addr := os.Getenv("REDIS_ADDR")

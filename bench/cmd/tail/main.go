@@ -9,31 +9,19 @@ package main
 
 import (
 	"context"
-	"flag"
 	"fmt"
 	"io"
-	"os"
-	"os/signal"
 	"strings"
 	"text/tabwriter"
 
 	"gonum.org/v1/plot/vg"
 
 	"github.com/steadfast-go/steadfast/bench/chart"
+	"github.com/steadfast-go/steadfast/bench/cli"
 	"github.com/steadfast-go/steadfast/bench/tail"
 )
 
-func main() {
-	quick := flag.Bool("quick", false, "a tenth of the calls, and write nothing")
-	out := flag.String("out", "results", "folder for the table and the plot")
-	flag.Parse()
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
-	defer stop()
-	if err := run(ctx, os.Stdout, *quick, *out); err != nil {
-		fmt.Fprintln(os.Stderr, "tail:", err)
-		os.Exit(1)
-	}
-}
+func main() { cli.Main("tail", "a tenth of the calls, and write nothing", run) }
 
 func run(ctx context.Context, w io.Writer, quick bool, out string) error {
 	sc := tail.Default

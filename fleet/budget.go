@@ -24,7 +24,9 @@ const (
 )
 
 // Budget is a retry.Budget shared by a fleet: retry.AdaptiveBudget's
-// algorithm, run on the whole fleet's attempts. The fleet may retry at up
+// algorithm, run on the whole fleet's attempts, with its first attempts
+// held back as the in-process budget holds them (see HoldFirst). The fleet
+// may retry at up
 // to ratio × its rate of first attempts, scaled by the share of its recent
 // retries that succeeded, never below minPerSecond, and each process paces
 // its retries at its part of that rate, in proportion to its first
@@ -64,7 +66,7 @@ type Budget struct {
 
 type counts struct{ firsts, retries, retryOK int64 }
 
-var _ retry.Budget = (*Budget)(nil)
+var _ retry.Holder = (*Budget)(nil)
 
 // NewBudget returns a Budget over the Redis keys "steadfast:budget:{key}"
 // and starts its goroutine; Close it when done. Every process calling one
@@ -138,6 +140,16 @@ func (b *Budget) RecordAttempt(ctx context.Context, n int, success bool) {
 	if success {
 		b.retryOK.Add(1)
 	}
+}
+
+// HoldFirst holds a first attempt back as retry.AdaptiveBudget does, on
+// this process's own attempts (its in-process budget's): while most of the
+// attempts it made lately failed, first attempts go at twice the rate of
+// its recent successes, each held at most the setting's maxWait. Every
+// replica holding to its own successes holds the fleet to twice its
+// successes, with no round trip on the call's path.
+func (b *Budget) HoldFirst(ctx context.Context, held time.Duration) (time.Duration, bool) {
+	return b.local.HoldFirst(ctx, held)
 }
 
 // ReserveRetry takes a retry's token: the wait until it is due, or false

@@ -114,3 +114,41 @@ func allowNow(b retry.Budget, ctx context.Context) bool {
 	_, ok := b.ReserveRetry(ctx, 0)
 	return ok
 }
+
+// The Budget holds first attempts back as the in-process budget does, on
+// this process's own attempts, whether or not Redis answers.
+func TestBudgetHoldsFirstAttemptsWhileMostFail(t *testing.T) {
+	b := newBudget(t, unreachable(t), "k", fleet.WithPacing(0.5, 1, time.Second))
+	ctx := t.Context()
+	if d, again := b.HoldFirst(ctx, 0); d != 0 || again {
+		t.Fatalf("HoldFirst() = %v, %v before any attempt, want 0, false", d, again)
+	}
+	for range 200 { // an outage: every first attempt fails, and retries are asked for
+		b.RecordAttempt(ctx, 1, false)
+		b.ReserveRetry(ctx, 0)
+	}
+	// Probes go at an eighth of the first attempts' rate: the first held
+	// attempts get turns a few milliseconds apart, the later ones ask again.
+	if !heldUntilAskedAgain(func() (time.Duration, bool) { return b.HoldFirst(ctx, 0) }) {
+		t.Error("HoldFirst() never answered to ask again within 100ms while every attempt fails")
+	}
+	if d, again := b.HoldFirst(ctx, time.Second); d != 0 || again {
+		t.Errorf("HoldFirst() = %v, %v for an attempt held for maxWait already, want 0, false", d, again)
+	}
+}
+
+// heldUntilAskedAgain asks hold for new first attempts until one is told
+// to ask again within 100ms, and reports whether one was, every answer
+// before it being a wait of at most 100ms for a turn.
+func heldUntilAskedAgain(hold func() (time.Duration, bool)) bool {
+	for range 1000 {
+		d, again := hold()
+		if d > 100*time.Millisecond {
+			return false
+		}
+		if again {
+			return d > 0
+		}
+	}
+	return false
+}

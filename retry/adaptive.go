@@ -4,13 +4,15 @@ import (
 	"context"
 	"fmt"
 	"math"
+	"math/rand/v2"
 	"sync"
 	"sync/atomic"
 	"time"
 )
 
-// AdaptiveBudget paces retries by what they achieve. Retries are drawn from
-// a token bucket whose rate follows the recent rate of first attempts:
+// AdaptiveBudget paces retries by what they achieve, and holds first
+// attempts back while the provider fails most of them. Retries are drawn
+// from a token bucket whose rate follows the recent rate of first attempts:
 // Ratio of it while retries succeed, falling with the share of recent
 // retries that succeeded, down to MinPerSecond when none does. Retries
 // that work (an overload with lulls: the retry lands in the lull) keep
@@ -20,11 +22,24 @@ import (
 // MaxWait, else is refused; the retry layer waits the longer of that and
 // its backoff.
 //
-// Recording an attempt costs one or two atomic adds; the rate is worked
-// out when a retry asks, over the last second. It is safe for concurrent
-// use; share one among the RetryRunnables that call one provider.
+// While more than half of the recent attempts fail (a tenth to a fifth of
+// a second, and at least ten failures), first attempts are held too: they
+// go at twice the rate of recent successes, each waiting for a turn up to
+// MaxWait and then going without one. First attempts are never refused.
+// A provider that is down is then offered little more than what it can
+// answer, so that one that collapsed under its backlog works it off and
+// recovers sooner than if every call went at once, and the calls held
+// across the outage succeed after it; while the provider answers, nothing
+// is held (see HoldFirst).
+//
+// Recording a success costs one atomic add (and every 64th first attempt
+// a snapshot of the counts), and asking whether to hold a first attempt
+// one atomic load; the rates are worked out when a retry asks, over the
+// last second. It is safe for concurrent use; share one among the
+// RetryRunnables that call one provider.
 type AdaptiveBudget struct {
-	firsts, retries, retryOK atomic.Int64 // attempts recorded, in all
+	firsts, firstFail, retries, retryOK atomic.Int64 // attempts recorded, in all
+	holding                             atomic.Bool  // whether first attempts are held
 
 	mu    sync.Mutex
 	pace  *Pacing
@@ -37,17 +52,34 @@ type AdaptiveBudget struct {
 const (
 	adaptiveWindow = time.Second
 	adaptiveSnaps  = 10
+	adaptiveSlot   = adaptiveWindow / adaptiveSnaps
 	// adaptiveQuorum is how many retries in the window make their success
 	// share count on their own; with fewer, the missing ones are taken to
-	// fare as retries last did (see Pacing.share).
+	// fare as retries last did (see Pacing.share). It is also how many
+	// failures it takes to hold first attempts.
 	adaptiveQuorum = 10
+	// holdFactor is how many attempts a second may go for each that
+	// succeeds while first attempts are held: a provider that answers
+	// half of them holds nothing back.
+	holdFactor = 2
+	// holdProbes is the share of the first attempts' rate that goes while
+	// they are held, whatever fails.
+	holdProbes = 1.0 / 8
+	// burstSpan is how much of its rate a token bucket holds.
+	burstSpan = 10 * time.Millisecond
 	// minRate keeps the rate above zero, so that every wait is finite.
 	minRate = 1e-3
 )
 
 type counts struct {
-	at                       time.Time
-	firsts, retries, retryOK int64
+	at                                  time.Time
+	firsts, firstFail, retries, retryOK int64
+}
+
+// sub returns the counts made between o and c.
+func (c counts) sub(o counts) counts {
+	return counts{firsts: c.firsts - o.firsts, firstFail: c.firstFail - o.firstFail,
+		retries: c.retries - o.retries, retryOK: c.retryOK - o.retryOK}
 }
 
 // NewAdaptiveBudget returns an AdaptiveBudget. ratio, in (0, 1], is the
@@ -55,7 +87,8 @@ type counts struct {
 // at most 20 % more load than no retrying. minPerSecond, at least 0, is
 // the rate left when no retry succeeds (and the rate of a client too quiet
 // to measure). maxWait, positive, is the longest a retry waits for its
-// token. It reports an error naming the first bad argument.
+// token, and a held first attempt for its turn. It reports an error naming
+// the first bad argument.
 func NewAdaptiveBudget(ratio, minPerSecond float64, maxWait time.Duration) (*AdaptiveBudget, error) {
 	p, err := newPacing("NewAdaptiveBudget", ratio, minPerSecond, maxWait)
 	if err != nil {
@@ -63,21 +96,58 @@ func NewAdaptiveBudget(ratio, minPerSecond float64, maxWait time.Duration) (*Ada
 	}
 	b := &AdaptiveBudget{pace: p}
 	for i := range b.snaps {
-		b.snaps[i].at = p.last
+		// Stale from the start: what comes before the first snapshot came
+		// at times unknown (see since).
+		b.snaps[i].at = p.last.Add(-2 * adaptiveWindow)
 	}
 	return b, nil
 }
 
 // RecordAttempt counts attempt n's result: first attempts set the pace,
-// retries' successes scale it.
+// retries' successes scale it, and failures may hold first attempts.
 func (b *AdaptiveBudget) RecordAttempt(_ context.Context, n int, success bool) {
 	if n <= 1 {
-		b.firsts.Add(1)
+		if b.firsts.Add(1)%tickEvery == 0 {
+			b.tick(false)
+		}
+		if !success && b.firstFail.Add(1)%failTickEvery == 0 {
+			b.tick(true)
+		}
 		return
 	}
-	b.retries.Add(1)
 	if success {
 		b.retryOK.Add(1)
+	}
+	if b.retries.Add(1)%failTickEvery == 0 {
+		b.tick(true)
+	}
+}
+
+// tickEvery is how many first attempts go between two chances to take a
+// snapshot: snapshots are otherwise taken only when a retry or a held
+// first attempt asks, and a budget that took none during a long healthy
+// spell could not tell the attempts of that spell from a herd's.
+// failTickEvery is how many failed first attempts, or retries, go between
+// two chances to work the rates out (whether to hold first attempts, how
+// retries fare), for the callers that do not ask for retries.
+const (
+	tickEvery     = 64
+	failTickEvery = 8
+)
+
+// tick takes a snapshot when one is due and, when decide is set, decides
+// whether first attempts are held, unless another goroutine holds the
+// lock: a first attempt never waits on it.
+func (b *AdaptiveBudget) tick(decide bool) {
+	if !b.mu.TryLock() {
+		return
+	}
+	defer b.mu.Unlock()
+	now := time.Now()
+	if decide {
+		b.rates(now)
+	} else {
+		b.snapshot(now)
 	}
 }
 
@@ -87,36 +157,103 @@ func (b *AdaptiveBudget) ReserveRetry(_ context.Context, maxWait time.Duration) 
 	now := time.Now()
 	b.mu.Lock()
 	defer b.mu.Unlock()
-	return b.pace.Reserve(now, b.rate(now), maxWait)
+	rate, hold := b.rates(now)
+	wait, ok := b.pace.Reserve(now, rate, maxWait)
+	if ok && hold > 0 {
+		b.pace.charge(now, hold)
+	}
+	return wait, ok
+}
+
+// HoldFirst answers how long a call's first attempt, held for held so
+// far, waits, and whether it asks again after that: 0 (it goes now)
+// unless more than half of the recent attempts failed; else it waits for
+// a turn at twice the rate of recent successes, asking again every tenth
+// of a second or so until its turn is near, for at most the budget's
+// MaxWait in all, and then goes. While nothing is held it costs one
+// atomic load.
+func (b *AdaptiveBudget) HoldFirst(_ context.Context, held time.Duration) (time.Duration, bool) {
+	if !b.holding.Load() {
+		return 0, false
+	}
+	now := time.Now()
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	_, hold := b.rates(now)
+	if hold <= 0 {
+		return 0, false
+	}
+	return b.pace.hold(now, hold, held)
 }
 
 // Rate returns the retries a second the budget allows now.
 func (b *AdaptiveBudget) Rate() float64 {
 	b.mu.Lock()
 	defer b.mu.Unlock()
-	return max(b.rate(time.Now()), minRate)
+	rate, _ := b.rates(time.Now())
+	return max(rate, minRate)
 }
 
-// rate takes a snapshot when one is due and works out the rate over the
-// window. It runs under b.mu.
-func (b *AdaptiveBudget) rate(now time.Time) float64 {
-	cur := counts{at: now, firsts: b.firsts.Load(), retries: b.retries.Load(), retryOK: b.retryOK.Load()}
-	newest := b.snaps[(b.next+adaptiveSnaps-1)%adaptiveSnaps]
-	if now.Sub(newest.at) >= adaptiveWindow/adaptiveSnaps {
+// rates takes a snapshot when one is due and works out the retries' rate
+// over the window, and the rate first attempts are held to over the last
+// tenth to fifth of it (0: not held), which it publishes for HoldFirst. It
+// runs under b.mu.
+func (b *AdaptiveBudget) rates(now time.Time) (retry, hold float64) {
+	cur := b.snapshot(now)
+	w, span := b.since(now, cur, adaptiveWindow)
+	s, sspan := b.since(now, cur, adaptiveSlot)
+	// The retries' share is the recent one when recent retries are a
+	// quorum: an outage that follows many successful retries (a herd's)
+	// shows at once, not once the window has forgotten them.
+	retries, ok := w.retries, w.retryOK
+	if s.retries >= adaptiveQuorum {
+		retries, ok = s.retries, s.retryOK
+	}
+	retry = b.pace.Rate(w.firsts, retries, ok, span)
+	hold = b.pace.holdRate(s.firsts+s.retries, s.firstFail+s.retries-s.retryOK, sspan, float64(w.firsts)/span.Seconds())
+	b.holding.Store(hold > 0)
+	return retry, hold
+}
+
+// snapshot returns the counts now, which it keeps as a snapshot when one
+// is due. It runs under b.mu.
+func (b *AdaptiveBudget) snapshot(now time.Time) counts {
+	cur := counts{at: now, firsts: b.firsts.Load(), firstFail: b.firstFail.Load(),
+		retries: b.retries.Load(), retryOK: b.retryOK.Load()}
+	if newest := b.snaps[(b.next+adaptiveSnaps-1)%adaptiveSnaps]; now.Sub(newest.at) >= adaptiveSlot {
 		b.snaps[b.next] = cur
 		b.next = (b.next + 1) % adaptiveSnaps
 	}
-	// The window starts at the newest snapshot at least a window old, or
-	// the oldest there is; it spans a window at the least, so a quiet or
-	// young budget does not read a few attempts as a high rate.
-	oldest := b.snaps[b.next]
+	return cur
+}
+
+// since returns the counts made since the newest snapshot at least d old
+// (or the oldest there is), and the span they were made in.
+// Snapshots are taken when a retry asks and every tickEvery first
+// attempts, so the newest one before a quiet spell may be long past, and
+// the attempts made since it few or a herd's: when it is older than two
+// windows and they are ten or more, they are taken to have come in a
+// tenth of d before the first snapshot after it, as a herd does (every
+// client at once after a deploy or a cron), not spread over the quiet
+// spell, which would read them as a trickle. Otherwise the span is at
+// least d, so that a few attempts are not read as a high rate. It runs
+// under b.mu.
+func (b *AdaptiveBudget) since(now time.Time, cur counts, d time.Duration) (counts, time.Duration) {
+	from := b.snaps[b.next]
+	after := now // the first snapshot after from
 	for i := range adaptiveSnaps {
-		if s := b.snaps[(b.next+i)%adaptiveSnaps]; now.Sub(s.at) >= adaptiveWindow {
-			oldest = s
+		s := b.snaps[(b.next+i)%adaptiveSnaps]
+		if now.Sub(s.at) >= d {
+			from, after = s, now
+		} else if after == now && s.at.After(from.at) {
+			after = s.at
 		}
 	}
-	span := max(now.Sub(oldest.at), adaptiveWindow)
-	return b.pace.Rate(cur.firsts-oldest.firsts, cur.retries-oldest.retries, cur.retryOK-oldest.retryOK, span)
+	c := cur.sub(from)
+	if now.Sub(from.at) >= 2*adaptiveWindow && c.firsts+c.retries >= adaptiveQuorum {
+		return c, now.Sub(after) + d/10
+	}
+	return c, max(now.Sub(from.at), d)
 }
 
 // Pacing is the arithmetic of AdaptiveBudget, for a Budget that counts the
@@ -130,6 +267,8 @@ type Pacing struct {
 	tokens         float64   // may go negative: retries reserved ahead
 	last           time.Time // when tokens were last refilled
 	lastShare      float64   // the success share of the last window with a quorum of retries
+	held           float64   // the first attempts' tokens: may go negative too
+	heldLast       time.Time // when held was last refilled
 }
 
 // NewPacing returns a Pacing with NewAdaptiveBudget's setting, which it
@@ -147,7 +286,8 @@ func newPacing(fn string, ratio, minPerSecond float64, maxWait time.Duration) (*
 	case maxWait <= 0:
 		return nil, fmt.Errorf("retry: %s: maxWait is %v, must be positive", fn, maxWait)
 	}
-	return &Pacing{ratio: ratio, minRate: minPerSecond, maxWait: maxWait, tokens: 1, last: time.Now(), lastShare: 1}, nil
+	now := time.Now()
+	return &Pacing{ratio: ratio, minRate: minPerSecond, maxWait: maxWait, tokens: 1, last: now, lastShare: 1, held: 1, heldLast: now}, nil
 }
 
 // Rate returns the retries a second allowed after a window of span in which
@@ -180,7 +320,7 @@ func (p *Pacing) share(n, ok int64) float64 {
 // maxWait or the setting's.
 func (p *Pacing) Reserve(now time.Time, rate float64, maxWait time.Duration) (time.Duration, bool) {
 	rate = max(rate, minRate)
-	burst := max(rate*(adaptiveWindow/adaptiveSnaps).Seconds(), 1)
+	burst := max(rate*burstSpan.Seconds(), 1)
 	p.tokens = min(p.tokens+rate*now.Sub(p.last).Seconds(), burst)
 	p.last = now
 	if p.tokens >= 1 {
@@ -195,16 +335,74 @@ func (p *Pacing) Reserve(now time.Time, rate float64, maxWait time.Duration) (ti
 	return wait, true
 }
 
+// holdRate returns the rate at which first attempts may go after a span in
+// which attempts attempts were made and failed of them failed, when first
+// attempts came at firstsPerSecond over the window: 0 (they go at once)
+// unless at least a quorum of ten failed and more than half did; else
+// twice the rate of the successes, and at least an eighth of the first
+// attempts' rate, so that probes find a provider that is back within
+// milliseconds, and at least minPerSecond.
+func (p *Pacing) holdRate(attempts, failed int64, span time.Duration, firstsPerSecond float64) float64 {
+	ok := attempts - failed
+	if failed < adaptiveQuorum || holdFactor*ok >= attempts {
+		return 0
+	}
+	return max(p.minRate, holdFactor*float64(ok)/span.Seconds(), holdProbes*firstsPerSecond)
+}
+
+// hold takes a turn for a first attempt held for held so far, at rate
+// (from holdRate), from a token bucket of its own that holds at most a
+// hundredth of a second of them. It answers how long the attempt waits
+// and whether it asks again after that: 0 and false when a turn is free,
+// or when it has been held for the setting's maxWait already; the wait
+// for its turn and false when the turn is due within a tenth of a second
+// (the turn is taken); else a tenth of a second, less a random part of up
+// to half, and true, taking nothing, so that held attempts ask again as
+// the rate rises (when what goes succeeds), not all at once, and none
+// keeps a turn promised at a rate since gone.
+func (p *Pacing) hold(now time.Time, rate float64, held time.Duration) (wait time.Duration, again bool) {
+	if held >= p.maxWait {
+		return 0, false
+	}
+	rate = max(rate, minRate)
+	p.refillHeld(now, rate)
+	wait = time.Duration(max(1-p.held, 0) / rate * float64(time.Second))
+	if wait <= adaptiveSlot {
+		p.held--
+		return wait, false
+	}
+	wait = min(adaptiveSlot, p.maxWait-held)
+	return wait - time.Duration(rand.Float64()*float64(wait/2)), true
+}
+
+// charge takes a turn of the first attempts' bucket for a retry, while
+// first attempts are held: the held go at the rate less the retries'.
+func (p *Pacing) charge(now time.Time, rate float64) {
+	p.refillHeld(now, rate)
+	p.held--
+}
+
+// refillHeld adds the first attempts' tokens earned at rate since the
+// last refill, up to a hundredth of a second of them.
+func (p *Pacing) refillHeld(now time.Time, rate float64) {
+	rate = max(rate, minRate)
+	p.held = min(p.held+rate*now.Sub(p.heldLast).Seconds(), max(rate*burstSpan.Seconds(), 1))
+	p.heldLast = now
+}
+
 // RecommendedBudget returns a new AdaptiveBudget with the recommended
 // setting, NewAdaptiveBudget(0.5, 1, time.Second): up to half more load
 // than no retrying while retries succeed, one retry a second when none
-// does, waits of at most a second. bench/ shows it, under both open-loop
-// and closed-loop load, succeeding as often as the other Go retry
-// libraries (or more) in an overload with lulls, making about as many
-// attempts as no retrying during a total outage, and letting a collapsed
-// provider recover as soon as without retries; the cost is a longer tail,
-// as paced retries wait their turn. Each call returns a new budget: share
-// the one value among the RetryRunnables that call one provider.
+// does, waits of at most a second, and first attempts held back while
+// most attempts fail. bench/ runs it in every storm family (open loop,
+// closed loop, each with every client starting at the same instant) and on
+// providers four times smaller and larger: it succeeds as often as the
+// other Go retry libraries in an overload, or more; it makes fewer attempts
+// than no retrying during a total outage and serves more calls; and a
+// provider that collapsed recovers in a fraction of the time it takes
+// without retries. The cost is a longer tail, as held and paced calls wait
+// their turn. Each call returns a new budget: share the one value among
+// the RetryRunnables that call one provider.
 func RecommendedBudget() Budget {
 	b, err := NewAdaptiveBudget(0.5, 1, time.Second)
 	if err != nil {

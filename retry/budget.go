@@ -28,6 +28,21 @@ type Budget interface {
 	RecordAttempt(ctx context.Context, n int, success bool)
 }
 
+// A Holder is a Budget that may also hold a call's first attempt back,
+// as AdaptiveBudget does while its provider fails most attempts. The retry
+// layer asks it before each call's first attempt (a Batch's once) and
+// waits as long as it answers, asking again while it says so; it does not
+// wait, and the attempt goes, when the caller's deadline would pass during
+// the wait.
+type Holder interface {
+	Budget
+	// HoldFirst answers how long a first attempt already held for held
+	// waits (0 for none), and whether it asks again after that wait
+	// rather than go. It never refuses: an attempt held for as long as the
+	// budget holds any is answered 0, false.
+	HoldFirst(ctx context.Context, held time.Duration) (wait time.Duration, again bool)
+}
+
 // milli is the fixed-point scale of TokenBudget's tokens.
 const milli = 1000
 

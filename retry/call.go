@@ -60,19 +60,56 @@ func (r *RetryRunnable) begin(ctx context.Context, c *call, m method, opts []cor
 		method:      m,
 		maxAttempts: cfg.MaxRetries + 1,
 	}
-	if r.tel.tracer == nil && r.tel.calls == nil {
-		return ctx
+	if r.tel.tracer != nil || r.tel.calls != nil {
+		c.attrs = r.tel.opAttrs(op, m, cfg.MaxRetries)
+		c.metrics = r.tel.calls != nil
+		if r.tel.tracer != nil {
+			// Attributes are set at the end, in one call, from prebuilt
+			// slices: cheaper than start options, and nothing is built
+			// when the span does not record.
+			ctx, c.span = r.tel.tracer.Start(ctx, m.spanName())
+			c.recording = c.span.IsRecording()
+		}
 	}
-	c.attrs = r.tel.opAttrs(op, m, cfg.MaxRetries)
-	c.metrics = r.tel.calls != nil
-	if r.tel.tracer != nil {
-		// Attributes are set at the end, in one call, from prebuilt slices:
-		// cheaper than start options, and nothing is built when the span
-		// does not record.
-		ctx, c.span = r.tel.tracer.Start(ctx, m.spanName())
-		c.recording = c.span.IsRecording()
+	if a := r.adaptive; a != nil {
+		if a.holding.Load() {
+			c.holdFirst(ctx)
+		}
+	} else if r.holder != nil {
+		c.holdFirst(ctx)
 	}
 	return ctx
+}
+
+// holdFirst waits as long as a Holder budget asks before the call's first
+// attempt, unless the caller's deadline would pass first; the caller's
+// context ending the wait ends the call before its first attempt.
+func (c *call) holdFirst(ctx context.Context) {
+	var held time.Duration
+	for again := true; again; {
+		var d time.Duration
+		d, again = c.r.holder.HoldFirst(ctx, held)
+		if d <= 0 {
+			break
+		}
+		if dl, ok := ctx.Deadline(); ok && time.Until(dl) <= d {
+			break
+		}
+		if c.timer == nil {
+			c.timer = time.NewTimer(d)
+		} else {
+			c.timer.Reset(d)
+		}
+		select {
+		case <-c.timer.C:
+			held += d
+		case <-ctx.Done():
+			again = false
+		}
+	}
+	if held > 0 && c.recording {
+		c.span.AddEvent(eventHold, trace.WithAttributes(AttrBackoff.Float64(held.Seconds())))
+	}
 }
 
 // attempt is one attempt's context, span and timeout.

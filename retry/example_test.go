@@ -184,7 +184,7 @@ func ExampleNewAdaptiveBudget() {
 		panic(err)
 	}
 	ctx := context.Background()
-	for range 200 { // 200 first attempts in the last second
+	for range 200 { // a herd: 200 first attempts at once, read as come in a tenth of a second
 		b.RecordAttempt(ctx, 1, true)
 	}
 	fmt.Printf("%.0f retries/s while retries work\n", b.Rate())
@@ -193,6 +193,31 @@ func ExampleNewAdaptiveBudget() {
 	}
 	fmt.Printf("%.0f retry/s when none works\n", b.Rate())
 	// Output:
-	// 100 retries/s while retries work
+	// 1000 retries/s while retries work
 	// 1 retry/s when none works
+}
+
+// While most attempts fail, an AdaptiveBudget holds first attempts back:
+// each waits for a turn, asking again, for at most maxWait, then goes.
+func ExampleAdaptiveBudget_HoldFirst() {
+	b, err := retry.NewAdaptiveBudget(0.5, 1, time.Second)
+	if err != nil {
+		panic(err)
+	}
+	ctx := context.Background()
+	wait, _ := b.HoldFirst(ctx, 0)
+	fmt.Println("healthy: held for", wait)
+	for range 100 { // an outage: every attempt fails
+		b.RecordAttempt(ctx, 1, false)
+		b.ReserveRetry(ctx, 0)
+	}
+	b.HoldFirst(ctx, 0) // a probe may go
+	wait, _ = b.HoldFirst(ctx, 0)
+	fmt.Println("failing: held", wait > 0)
+	wait, again := b.HoldFirst(ctx, time.Second)
+	fmt.Println("held for a second already:", wait, again)
+	// Output:
+	// healthy: held for 0s
+	// failing: held true
+	// held for a second already: 0s false
 }

@@ -45,6 +45,8 @@ type RetryRunnable struct {
 	name     string           // core.NameOf(inner)
 	idem     core.Idempotency // the inner chain's, if it says
 	budget   Budget
+	holder   Holder          // budget, when it may hold first attempts
+	adaptive *AdaptiveBudget // budget, when it is one: its holding is read inline
 	onRetry  []func(ctx context.Context, ev RetryEvent)
 	logger   *slog.Logger
 	random   func() float64
@@ -117,6 +119,8 @@ func configure(cfg RetryConfig, opts []Option) (*RetryRunnable, error) {
 	if r.random == nil {
 		r.random = rand.Float64
 	}
+	r.holder, _ = o.budget.(Holder)
+	r.adaptive, _ = o.budget.(*AdaptiveBudget)
 	if len(o.policies) > 0 {
 		r.policies = make(map[string]*RetryConfig, len(o.policies))
 		for op, p := range o.policies {

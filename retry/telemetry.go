@@ -47,6 +47,7 @@ const attrErrorType = semconv.ErrorTypeKey
 const (
 	spanAttempt  = "retry.attempt"
 	eventBackoff = "retry.backoff"
+	eventHold    = "retry.budget.hold"
 )
 
 // telemetry holds the tracer and instruments of one RetryRunnable. A nil

@@ -22,6 +22,10 @@ type ClosedLoop struct {
 	Think   time.Duration // the mean of an exponential think time
 	Slots   int
 	Service time.Duration
+	// Synchronized makes every client's first call at the same instant,
+	// the start: a batch pipeline starting its workers, a deploy, a cron.
+	// Otherwise each client thinks first.
+	Synchronized bool
 }
 
 // ClosedCapacity is the closed-loop provider's capacity: requests a second.
@@ -41,7 +45,7 @@ var ClosedScenarios = []Scenario{
 	{Name: "closed-outage", Duration: 4 * time.Second, Capacity: ClosedCapacity, Closed: closedShape,
 		OutageStart: time.Second, OutageEnd: 2 * time.Second},
 	// (c) A metastable provider: a 300ms outage triggers a collapse to 30%
-	// of its slots, until the offered load falls below its capacity.
+	// of its slots, until it has worked off its backlog (see collapse).
 	{Name: "closed-collapse", Duration: 4 * time.Second, Capacity: ClosedCapacity, Closed: closedShape,
 		OutageStart: time.Second, OutageEnd: 1300 * time.Millisecond, Metastable: true, CollapsedShare: 0.3},
 }
@@ -65,19 +69,7 @@ func (p *slotProvider) request(ctx context.Context) error {
 	}
 	sc := p.sc
 	now := time.Now()
-	at := now.Sub(p.start)
-	p.mu.Lock()
-	p.count(now, at)
-	outage := at >= sc.OutageStart && at < sc.OutageEnd
-	if outage && sc.Metastable {
-		p.isDown = true
-	}
-	if p.isDown && !outage && p.offeredPerSecond() < sc.Capacity {
-		p.isDown, p.recoveredAt = false, at
-	}
-	down := p.isDown
-	p.mu.Unlock()
-
+	outage, down := p.arrive(now, now.Sub(p.start))
 	slots := int32(sc.Closed.Slots)
 	if down {
 		slots = int32(float64(slots) * sc.CollapsedShare)
@@ -108,8 +100,11 @@ func runClosed(ctx context.Context, sc Scenario, r bench.Retrier, seed uint64) R
 		rng := rand.New(rand.NewPCG(seed, uint64(c)))
 		wg.Go(func() {
 			var mine []time.Duration
-			for ctx.Err() == nil {
+			for first := true; ctx.Err() == nil; first = false {
 				think := time.Duration(rng.ExpFloat64() * float64(sc.Closed.Think))
+				if first && sc.Closed.Synchronized {
+					think = 0
+				}
 				if time.Since(start)+think >= sc.Duration || bench.Sleep(ctx, think) != nil {
 					break
 				}

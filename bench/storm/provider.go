@@ -2,7 +2,6 @@ package storm
 
 import (
 	"context"
-
 	"sync"
 	"time"
 
@@ -18,40 +17,84 @@ type statusError struct{ code int }
 func (e *statusError) Error() string   { return "provider: overloaded (503)" }
 func (e *statusError) StatusCode() int { return e.code }
 
-// provider serves up to capacity requests a second (a token bucket), fails
-// everything during its outage window and, when metastable, stays collapsed
-// after the outage, serving only collapsedCapacity a second, until the
-// offered load over the last window falls below capacity.
+// provider serves up to capacity requests a second (a token bucket) and
+// fails everything during its outage window. When metastable, the outage
+// is a trigger: the provider collapses (see collapse) and serves only
+// CollapsedShare of its capacity until it has worked off its backlog.
 type provider struct {
-	start       time.Time
-	sc          Scenario
-	healthy     *rate.Limiter
-	collapsed   *rate.Limiter
-	mu          sync.Mutex
-	isDown      bool      // collapsed (metastable scenarios only)
-	recentLoad  []int     // attempts per bucket over the last window
-	bucketAt    time.Time // start of the current bucket
-	attempts    []int     // attempts per Interval since start, for the plots
-	recoveredAt time.Duration
+	start     time.Time
+	sc        Scenario
+	healthy   *rate.Limiter
+	collapsed *rate.Limiter
+	mu        sync.Mutex
+	collapse  collapse
+	attempts  []int // attempts per Interval since start, for the plots
 }
 
-const (
-	loadWindow  = 100 * time.Millisecond // the span over which offered load is judged
-	loadBuckets = 10
-)
+// collapse is a metastable provider's state, after the queueing failure of
+// the metastable-failure literature: while it is down, every request that
+// reaches it joins a backlog of work whose callers have mostly given up,
+// and it works the backlog off at its capacity. During the trigger it works
+// nothing off. It recovers once the backlog is empty, so it recovers in
+// backlog ÷ (capacity − offered load): slowly under the load of no
+// retrying, never while retries keep the load above its capacity, and soon
+// when its clients hold their calls back.
+type collapse struct {
+	down        bool
+	backlog     float64       // requests' worth of work
+	drainedAt   time.Duration // when backlog was last worked off
+	recoveredAt time.Duration // -1 until it recovers
+}
 
 func newProvider(sc Scenario, start time.Time) *provider {
 	burst := max(int(sc.Capacity/100), 1) // 10ms worth
-	p := &provider{
-		start:       start,
-		sc:          sc,
-		healthy:     rate.NewLimiter(rate.Limit(sc.Capacity), burst),
-		collapsed:   rate.NewLimiter(rate.Limit(sc.Capacity*sc.CollapsedShare), max(int(sc.Capacity*sc.CollapsedShare/100), 1)),
-		recentLoad:  make([]int, loadBuckets),
-		bucketAt:    start,
-		recoveredAt: -1,
+	return &provider{
+		start:     start,
+		sc:        sc,
+		healthy:   rate.NewLimiter(rate.Limit(sc.Capacity), burst),
+		collapsed: rate.NewLimiter(rate.Limit(sc.Capacity*sc.CollapsedShare), max(int(sc.Capacity*sc.CollapsedShare/100), 1)),
+		collapse:  collapse{recoveredAt: -1},
 	}
-	return p
+}
+
+// arrive counts a request arriving at now (at since the start) and tells
+// whether the provider is in its outage window, and whether it is
+// collapsed.
+func (p *provider) arrive(now time.Time, at time.Duration) (outage, down bool) {
+	sc := p.sc
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.count(at)
+	outage = at >= sc.OutageStart && at < sc.OutageEnd
+	if !sc.Metastable {
+		return outage, false
+	}
+	p.drain(at, outage)
+	c := &p.collapse
+	if outage {
+		c.down = true
+	}
+	if c.down {
+		c.backlog++
+	}
+	return outage, c.down
+}
+
+// drain works off the backlog of a collapsed provider up to at, outside the
+// trigger, under p.mu.
+func (p *provider) drain(at time.Duration, outage bool) {
+	c, sc := &p.collapse, p.sc
+	if !c.down || outage {
+		return
+	}
+	from := max(c.drainedAt, sc.OutageEnd)
+	if worked := sc.Capacity * (at - from).Seconds(); worked >= c.backlog {
+		c.down, c.recoveredAt = false, from+time.Duration(c.backlog/sc.Capacity*float64(time.Second))
+		c.backlog = 0
+	} else if worked > 0 {
+		c.backlog -= worked
+	}
+	c.drainedAt = max(at, from)
 }
 
 // request is one attempt reaching the provider.
@@ -60,20 +103,7 @@ func (p *provider) request(ctx context.Context) error {
 		return err
 	}
 	now := time.Now()
-	at := now.Sub(p.start)
-	p.mu.Lock()
-	p.count(now, at)
-	outage := at >= p.sc.OutageStart && at < p.sc.OutageEnd
-	if outage && p.sc.Metastable {
-		p.isDown = true
-	}
-	if p.isDown && !outage && p.offeredPerSecond() < p.sc.Capacity {
-		p.isDown = false
-		p.recoveredAt = at
-	}
-	down := p.isDown
-	p.mu.Unlock()
-
+	outage, down := p.arrive(now, now.Sub(p.start))
 	switch {
 	case outage:
 		return ErrOverloaded
@@ -89,14 +119,7 @@ func (p *provider) request(ctx context.Context) error {
 }
 
 // count records an attempt at time at (since the start), under p.mu.
-func (p *provider) count(now time.Time, at time.Duration) {
-	bucket := loadWindow / loadBuckets
-	for now.Sub(p.bucketAt) >= bucket {
-		copy(p.recentLoad, p.recentLoad[1:])
-		p.recentLoad[len(p.recentLoad)-1] = 0
-		p.bucketAt = p.bucketAt.Add(bucket)
-	}
-	p.recentLoad[len(p.recentLoad)-1]++
+func (p *provider) count(at time.Duration) {
 	i := int(at / Interval)
 	for len(p.attempts) <= i {
 		p.attempts = append(p.attempts, 0)
@@ -104,18 +127,8 @@ func (p *provider) count(now time.Time, at time.Duration) {
 	p.attempts[i]++
 }
 
-// offeredPerSecond is the attempts of the last window, per second, under
-// p.mu.
-func (p *provider) offeredPerSecond() float64 {
-	n := 0
-	for _, c := range p.recentLoad {
-		n += c
-	}
-	return float64(n) / loadWindow.Seconds()
-}
-
 func (p *provider) down() bool {
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	return p.isDown
+	return p.collapse.down
 }

@@ -25,11 +25,12 @@ var Scenarios = []Scenario{
 		OutageStart: time.Second, OutageEnd: 2 * time.Second,
 	},
 	{
-		// (c) A metastable provider: a short outage triggers a collapse to
-		// 30% of capacity, and it recovers only once the offered load falls
-		// below its capacity.
+		// (c) A metastable provider: an outage of 300ms triggers a
+		// collapse to 30% of its capacity, which lasts until it has worked
+		// off the backlog of requests it received while down (see
+		// collapse): about 1.2s under the load of no retrying.
 		Name: "collapse", Duration: 3 * time.Second, Rate: 0.8 * Capacity, Capacity: Capacity,
-		OutageStart: 700 * time.Millisecond, OutageEnd: 1200 * time.Millisecond,
+		OutageStart: 700 * time.Millisecond, OutageEnd: time.Second,
 		Metastable: true, CollapsedShare: 0.3,
 	},
 }
@@ -81,4 +82,10 @@ func Adaptive() sfretry.Budget {
 		panic(err) // a bad flag
 	}
 	return b
+}
+
+// Storm is a scenario with the policy every library runs it with.
+type Storm struct {
+	Scenario Scenario
+	Policy   bench.Policy
 }

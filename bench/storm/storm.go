@@ -37,6 +37,10 @@ type Scenario struct {
 	// load falls below its capacity.
 	Metastable     bool
 	CollapsedShare float64
+	// Herd, in an open-loop scenario, is a number of calls that all start
+	// at the same instant, the start, before the arrivals: a batch
+	// pipeline starting its workers, a deploy, a cron.
+	Herd int
 	// Closed, when set, makes the load closed-loop (see ClosedLoop) and
 	// the provider one of concurrent slots; Rate and BurstRate are unused.
 	Closed *ClosedLoop
@@ -62,6 +66,43 @@ func (sc Scenario) MeanRate() float64 {
 func (sc Scenario) Scaled(f float64) Scenario {
 	scale := func(d time.Duration) time.Duration { return time.Duration(float64(d) * f) }
 	sc.Duration, sc.OutageStart, sc.OutageEnd = scale(sc.Duration), scale(sc.OutageStart), scale(sc.OutageEnd)
+	return sc
+}
+
+// Synchronized returns sc's synchronized-start variant, named "sync-" and
+// sc's name: under closed-loop load every client's first call is at the
+// start; under open-loop load a herd of HerdSpan's worth of calls starts
+// at once before the arrivals.
+func (sc Scenario) Synchronized() Scenario {
+	sc.Name = "sync-" + sc.Name
+	if sc.Closed != nil {
+		cl := *sc.Closed
+		cl.Synchronized = true
+		sc.Closed = &cl
+	} else {
+		sc.Herd = int(sc.MeanRate() * HerdSpan.Seconds())
+	}
+	return sc
+}
+
+// HerdSpan is how much of the mean arrivals a synchronized open-loop start
+// sends at once.
+const HerdSpan = 250 * time.Millisecond
+
+// Sized returns sc with a provider f times as large and a load f times as
+// large: the capacity, the arrival rates and the herd, or the clients and
+// the slots.
+func (sc Scenario) Sized(f float64) Scenario {
+	sc.Capacity *= f
+	sc.Rate *= f
+	sc.BurstRate *= f
+	sc.Herd = int(float64(sc.Herd) * f)
+	if sc.Closed != nil {
+		cl := *sc.Closed
+		cl.Clients = int(float64(cl.Clients) * f)
+		cl.Slots = int(float64(cl.Slots) * f)
+		sc.Closed = &cl
+	}
 	return sc
 }
 
@@ -96,7 +137,7 @@ func Run(ctx context.Context, sc Scenario, r bench.Retrier, seed uint64) Result 
 		return runClosed(ctx, sc, r, seed)
 	}
 	rng := rand.New(rand.NewPCG(seed, 0x5eed))
-	var arrivals []time.Duration
+	arrivals := make([]time.Duration, sc.Herd)
 	for t := time.Duration(0); ; {
 		t += time.Duration(rng.ExpFloat64() / sc.rateAt(t) * float64(time.Second))
 		if t >= sc.Duration {
@@ -157,8 +198,9 @@ func (p *provider) summarise(res *Result) {
 	sc := p.sc
 	p.mu.Lock()
 	res.Series = slices.Clone(p.attempts)
-	recoveredAt := p.recoveredAt
-	down := p.isDown
+	p.drain(min(time.Since(p.start), sc.Duration), false)
+	recoveredAt := p.collapse.recoveredAt
+	down := p.collapse.down
 	p.mu.Unlock()
 	for i, n := range res.Series {
 		res.Attempts += n

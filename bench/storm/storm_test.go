@@ -38,32 +38,76 @@ func TestProviderCapacityAndOutage(t *testing.T) {
 	})
 }
 
-func TestMetastableProviderRecoversOnlyBelowCapacity(t *testing.T) {
+// A collapsed provider works its backlog off at its capacity less the
+// load offered to it: never while that load is above its capacity, soon
+// once the load falls.
+func TestMetastableProviderWorksOffItsBacklog(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		sc := Scenario{Capacity: 1000, OutageStart: 0, OutageEnd: 100 * time.Millisecond, Metastable: true, CollapsedShare: 0.3}
+		sc := Scenario{Duration: 2 * time.Second, Capacity: 1000, OutageStart: 0, OutageEnd: 100 * time.Millisecond,
+			Metastable: true, CollapsedShare: 0.3}
 		p := newProvider(sc, time.Now())
-		// Offered load above capacity, 20 requests per 10ms = 2000/s, during
-		// the trigger and after it.
-		for range 30 {
-			for range 20 {
-				_ = p.request(t.Context())
+		offer := func(perTick int, d time.Duration) {
+			for range d / (10 * time.Millisecond) {
+				for range perTick {
+					_ = p.request(t.Context())
+				}
+				time.Sleep(10 * time.Millisecond)
 			}
-			time.Sleep(10 * time.Millisecond)
 		}
+		offer(10, 100*time.Millisecond) // the trigger: a backlog of 100
+		offer(15, 300*time.Millisecond) // 1500/s, above capacity: it grows to 250
 		if !p.down() {
-			t.Fatal("recovered while offered load was twice the capacity")
+			t.Fatal("recovered while the offered load was above the capacity")
 		}
-		// Offered load below capacity: 5 per 10ms = 500/s.
-		for range 30 {
-			for range 5 {
-				_ = p.request(t.Context())
-			}
-			time.Sleep(10 * time.Millisecond)
+		offer(5, 300*time.Millisecond) // 500/s: worked off at 500/s, 150 in 300ms
+		if !p.down() {
+			t.Fatal("recovered with 100 requests of backlog left")
 		}
+		offer(5, 300*time.Millisecond)
 		if p.down() {
-			t.Error("still collapsed with offered load at half the capacity")
+			t.Fatal("still collapsed once the backlog was worked off")
+		}
+		var res Result
+		p.summarise(&res)
+		if !res.Recovered || res.RecoveredAfter < 750*time.Millisecond || res.RecoveredAfter > 850*time.Millisecond {
+			t.Errorf("recovered %v, %v after the trigger, want about 800ms: 250 requests at 500/s from 300ms after it", res.Recovered, res.RecoveredAfter)
 		}
 	})
+}
+
+// Without load after the trigger the backlog goes at the full capacity.
+func TestCollapseEndsWithoutLoad(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		sc := Scenario{Duration: time.Second, Capacity: 1000, OutageStart: 0, OutageEnd: 100 * time.Millisecond,
+			Metastable: true, CollapsedShare: 0.3}
+		p := newProvider(sc, time.Now())
+		for range 200 {
+			_ = p.request(t.Context())
+		}
+		time.Sleep(time.Second)
+		var res Result
+		p.summarise(&res)
+		if !res.Recovered || res.RecoveredAfter != 200*time.Millisecond {
+			t.Errorf("recovered %v, %v after the trigger, want 200ms: 200 requests at 1000/s", res.Recovered, res.RecoveredAfter)
+		}
+	})
+}
+
+// The synchronized start sends a herd at once (open loop) or every
+// client's first call at once (closed loop), and Sized scales the
+// provider and its load together.
+func TestSynchronizedAndSized(t *testing.T) {
+	open := Scenario{Name: "outage", Rate: 1600, Capacity: 2000}.Synchronized().Sized(4)
+	if open.Name != "sync-outage" || open.Herd != 1600 || open.Rate != 6400 || open.Capacity != 8000 {
+		t.Errorf("open loop: %+v, want sync-outage, a herd of 1600, 6400/s against 8000/s", open)
+	}
+	closed := Scenario{Name: "closed", Capacity: 1000, Closed: closedShape}.Synchronized().Sized(0.25)
+	if !closed.Closed.Synchronized || closed.Closed.Clients != 50 || closed.Closed.Slots != 5 || closed.Capacity != 250 {
+		t.Errorf("closed loop: %+v %+v, want synchronized, 50 clients, 5 slots, 250/s", closed, *closed.Closed)
+	}
+	if closedShape.Synchronized || closedShape.Clients != 200 {
+		t.Error("Synchronized or Sized changed the shared shape")
+	}
 }
 
 func TestRunCountsCallsAndAttempts(t *testing.T) {

@@ -16,6 +16,7 @@ import (
 	"os/signal"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 	"text/tabwriter"
 	"time"
@@ -26,10 +27,12 @@ import (
 
 func main() {
 	seed := flag.Uint64("seed", 1, "seed of the arrivals")
-	quick := flag.Bool("quick", false, "scale every scenario down to a quarter, and write nothing")
-	out := flag.String("out", "results", "folder for the tables, series and plots")
+	quick := flag.Bool("quick", false, "scale every scenario down to a quarter, judge no target, and write nothing")
+	out := flag.String("out", "results/storm", "folder for the tables, series and plots (one folder per provider size)")
 	only := flag.String("scenario", "", "run only these scenarios, comma-separated")
 	libs := flag.String("libs", "", "run only these libraries, comma-separated (no-retry always runs: it is the baseline)")
+	sizes := flag.String("sizes", "1", "provider sizes to run, comma-separated: 4 is a provider, and a load, four times the default")
+	replot := flag.Bool("replot", false, "run nothing: draw the plots again from the series in -out")
 	flag.Float64Var(&storm.Budget.Tokens, "budget-tokens", storm.BudgetTokens, "steadfast+budget's maxTokens")
 	flag.Float64Var(&storm.Budget.Ratio, "budget-ratio", storm.BudgetRatio, "steadfast+budget's tokenRatio")
 	flag.Float64Var(&storm.AdaptiveSetting.Ratio, "adaptive-ratio", storm.AdaptiveSetting.Ratio, "steadfast+adaptive's ratio")
@@ -39,13 +42,49 @@ func main() {
 
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
 	defer stop()
-	if err := run(ctx, os.Stdout, *seed, *quick, *out, *only, *libs); err != nil {
-		fmt.Fprintln(os.Stderr, "storm:", err)
-		os.Exit(1)
+	for _, f := range strings.Split(*sizes, ",") {
+		size, err := strconv.ParseFloat(f, 64)
+		if err != nil || !(size > 0) {
+			fmt.Fprintf(os.Stderr, "storm: -sizes: %q is not a positive number\n", f)
+			os.Exit(2)
+		}
+		dir := filepath.Join(*out, "size-"+f)
+		if *replot {
+			if err := replotAll(dir, size); err != nil {
+				fmt.Fprintln(os.Stderr, "storm:", err)
+				os.Exit(1)
+			}
+			continue
+		}
+		if err := run(ctx, os.Stdout, *seed, *quick, size, dir, *only, *libs); err != nil {
+			fmt.Fprintln(os.Stderr, "storm:", err)
+			os.Exit(1)
+		}
 	}
 }
 
-func run(ctx context.Context, w io.Writer, seed uint64, quick bool, out, only, libs string) error {
+// storms are the scenarios of one provider size with their policies, in
+// families of three: overload, outage, collapse.
+func storms(size float64) [][]storm.Storm {
+	var open, closed []storm.Storm
+	for _, sc := range storm.Scenarios {
+		open = append(open, storm.Storm{Scenario: sc.Sized(size), Policy: storm.Policy})
+	}
+	for _, sc := range storm.ClosedScenarios {
+		closed = append(closed, storm.Storm{Scenario: sc.Sized(size), Policy: storm.ClosedPolicy})
+	}
+	sync := func(family []storm.Storm) []storm.Storm {
+		var out []storm.Storm
+		for _, st := range family {
+			st.Scenario = st.Scenario.Synchronized()
+			out = append(out, st)
+		}
+		return out
+	}
+	return [][]storm.Storm{open, sync(open), closed, sync(closed)}
+}
+
+func run(ctx context.Context, w io.Writer, seed uint64, quick bool, size float64, out, only, libs string) error {
 	if !quick {
 		if err := os.MkdirAll(out, 0o755); err != nil {
 			return err
@@ -53,65 +92,42 @@ func run(ctx context.Context, w io.Writer, seed uint64, quick bool, out, only, l
 	}
 	var report strings.Builder
 	mw := io.MultiWriter(w, &report)
-	fmt.Fprintf(mw, "seed %d; policy: %d attempts, %v doubling to %v, jitter %.0f%%; provider capacity %d/s\n",
-		seed, storm.Policy.Attempts, storm.Policy.Initial, storm.Policy.Max, storm.Policy.Jitter*100, storm.Capacity)
-	fmt.Fprintf(mw, "steadfast+budget: NewTokenBudget(%v, %v); failsafe-go+budget: WithMaxRate(%v)\n",
+	fmt.Fprintf(mw, "# provider size %v\n\nseed %d; open-loop policy: %d attempts, %v doubling to %v, jitter %.0f%%; open-loop provider capacity %.0f/s\n",
+		size, seed, storm.Policy.Attempts, storm.Policy.Initial, storm.Policy.Max, storm.Policy.Jitter*100, storm.Capacity*size)
+	fmt.Fprintf(mw, "steadfast+adaptive: NewAdaptiveBudget(%v, %v, %v); steadfast+budget: NewTokenBudget(%v, %v); failsafe-go+budget: WithMaxRate(%v)\n",
+		storm.AdaptiveSetting.Ratio, storm.AdaptiveSetting.MinPerSecond, storm.AdaptiveSetting.MaxWait,
 		storm.Budget.Tokens, storm.Budget.Ratio, storm.FailsafeBudgetRate)
-	type run struct {
-		sc     storm.Scenario
-		policy bench.Policy
-	}
-	var runs []run
-	for _, sc := range storm.Scenarios {
-		runs = append(runs, run{sc, storm.Policy})
-	}
-	for _, sc := range storm.ClosedScenarios {
-		runs = append(runs, run{sc, storm.ClosedPolicy})
-	}
-	for _, rn := range runs {
-		sc := rn.sc
-		if only != "" && !slices.Contains(strings.Split(only, ","), sc.Name) {
-			continue
-		}
-		if quick {
-			sc = sc.Scaled(0.25)
-		}
-		began := time.Now()
-		var results []storm.Result
-		for i, r := range storm.Contenders(rn.policy) {
-			if i > 0 && libs != "" && !slices.Contains(strings.Split(libs, ","), r.Name()) {
+	for _, family := range storms(size) {
+		var results [][]storm.Result
+		for _, st := range family {
+			sc := st.Scenario
+			if only != "" && !slices.Contains(strings.Split(only, ","), sc.Name) {
 				continue
 			}
-			results = append(results, storm.Run(ctx, sc, r, seed))
-			if ctx.Err() != nil {
-				return ctx.Err()
+			if quick {
+				sc = sc.Scaled(0.25)
 			}
-		}
-		if sc.Closed != nil {
-			cl := sc.Closed
-			fmt.Fprintf(mw, "\n## %s (%v, closed loop: %d clients thinking %v on average, %d slots of %v; policy %d attempts, %v doubling to %v, jitter %.0f%%",
-				sc.Name, sc.Duration, cl.Clients, cl.Think, cl.Slots, cl.Service, rn.policy.Attempts, rn.policy.Initial, rn.policy.Max, 100*rn.policy.Jitter)
-		} else {
-			fmt.Fprintf(mw, "\n## %s (%v, %.0f calls/s", sc.Name, sc.Duration, sc.MeanRate())
-		}
-		if sc.BurstRate > 0 {
-			fmt.Fprintf(mw, " on average: %.0f/s and %.0f/s by turns every %v", sc.BurstRate, sc.Rate, sc.BurstPeriod/2)
-		}
-		if sc.OutageEnd > sc.OutageStart {
-			fmt.Fprintf(mw, ", outage %v-%v", sc.OutageStart, sc.OutageEnd)
-		}
-		fmt.Fprintf(mw, "; ran in %.1fs)\n\n", time.Since(began).Seconds())
-		table(mw, sc, results)
-		if quick {
-			continue
-		}
-		if err := writeSeries(filepath.Join(out, sc.Name+".csv"), results); err != nil {
-			return err
-		}
-		if sc.OutageEnd > sc.OutageStart {
-			if err := plotSeries(filepath.Join(out, sc.Name+".png"), sc, results); err != nil {
+			res, err := runScenario(ctx, mw, sc, st.Policy, seed, libs)
+			if err != nil {
 				return err
 			}
+			results = append(results, res)
+			if quick {
+				continue
+			}
+			if err := writeSeries(filepath.Join(out, sc.Name+".csv"), res); err != nil {
+				return err
+			}
+			if err := plotSeries(filepath.Join(out, sc.Name+".png"), sc, res); err != nil {
+				return err
+			}
+		}
+		switch {
+		case quick:
+			// The budget's windows and waits do not shrink with the
+			// scenarios: the targets speak of full-length runs only.
+		case len(results) == len(family):
+			targets(mw, family[0].Scenario.Name, "steadfast+adaptive", results)
 		}
 	}
 	if quick {
@@ -120,9 +136,46 @@ func run(ctx context.Context, w io.Writer, seed uint64, quick bool, out, only, l
 	return os.WriteFile(filepath.Join(out, "storm.txt"), []byte(report.String()), 0o644)
 }
 
+// runScenario runs sc for every library and prints its table.
+func runScenario(ctx context.Context, w io.Writer, sc storm.Scenario, policy bench.Policy, seed uint64, libs string) ([]storm.Result, error) {
+	began := time.Now()
+	var results []storm.Result
+	for i, r := range storm.Contenders(policy) {
+		if i > 0 && libs != "" && !slices.Contains(strings.Split(libs, ","), r.Name()) {
+			continue
+		}
+		results = append(results, storm.Run(ctx, sc, r, seed))
+		if ctx.Err() != nil {
+			return nil, ctx.Err()
+		}
+	}
+	if sc.Closed != nil {
+		cl := sc.Closed
+		fmt.Fprintf(w, "\n## %s (%v, closed loop: %d clients thinking %v on average, %d slots of %v; policy %d attempts, %v doubling to %v, jitter %.0f%%",
+			sc.Name, sc.Duration, cl.Clients, cl.Think, cl.Slots, cl.Service, policy.Attempts, policy.Initial, policy.Max, 100*policy.Jitter)
+		if cl.Synchronized {
+			fmt.Fprint(w, ", every first call at the start")
+		}
+	} else {
+		fmt.Fprintf(w, "\n## %s (%v, %.0f calls/s", sc.Name, sc.Duration, sc.MeanRate())
+		if sc.Herd > 0 {
+			fmt.Fprintf(w, " after a herd of %d at the start", sc.Herd)
+		}
+	}
+	if sc.BurstRate > 0 {
+		fmt.Fprintf(w, " on average: %.0f/s and %.0f/s by turns every %v", sc.BurstRate, sc.Rate, sc.BurstPeriod/2)
+	}
+	if sc.OutageEnd > sc.OutageStart {
+		fmt.Fprintf(w, ", outage %v-%v", sc.OutageStart, sc.OutageEnd)
+	}
+	fmt.Fprintf(w, "; ran in %.1fs)\n\n", time.Since(began).Seconds())
+	table(w, sc, results)
+	return results, nil
+}
+
 func table(w io.Writer, sc storm.Scenario, results []storm.Result) {
 	tw := tabwriter.NewWriter(w, 0, 0, 1, ' ', tabwriter.Debug)
-	header := "library\tcalls\tattempts/call\tsuccess\tp50\tp99"
+	header := "library\tcalls\tattempts/call\tsuccess\tserved\tp50\tp99"
 	if sc.OutageEnd > sc.OutageStart {
 		header += "\tattempts in outage\tvs no-retry"
 	}
@@ -132,8 +185,8 @@ func table(w io.Writer, sc storm.Scenario, results []storm.Result) {
 	fmt.Fprintln(tw, header+"\t")
 	base := results[0].OutageAttempts
 	for _, r := range results {
-		fmt.Fprintf(tw, "%s\t%d\t%.2f\t%.1f%%\t%v\t%v", r.Library, r.Calls, r.AttemptsPerCall(),
-			100*r.SuccessShare(), r.P50.Round(100*time.Microsecond), r.P99.Round(100*time.Microsecond))
+		fmt.Fprintf(tw, "%s\t%d\t%.2f\t%.1f%%\t%d\t%v\t%v", r.Library, r.Calls, r.AttemptsPerCall(),
+			100*r.SuccessShare(), r.Success, r.P50.Round(100*time.Microsecond), r.P99.Round(100*time.Microsecond))
 		if sc.OutageEnd > sc.OutageStart {
 			fmt.Fprintf(tw, "\t%d\t%.2fx", r.OutageAttempts, float64(r.OutageAttempts)/float64(max(base, 1)))
 		}

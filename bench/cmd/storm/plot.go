@@ -26,7 +26,7 @@ var palette = []color.Color{
 }
 
 // plotSeries draws the attempts per Interval of every library over time, with
-// the outage window shaded.
+// the outage window, if any, shaded.
 func plotSeries(path string, sc storm.Scenario, results []storm.Result) error {
 	p := plot.New()
 	p.Title.Text = fmt.Sprintf("%s: attempts per %v (provider capacity %d per %v)",
@@ -42,16 +42,18 @@ func plotSeries(path string, sc storm.Scenario, results []storm.Result) error {
 			peak = max(peak, float64(v))
 		}
 	}
-	shade, err := plotter.NewPolygon(plotter.XYs{
-		{X: sc.OutageStart.Seconds(), Y: 0}, {X: sc.OutageEnd.Seconds(), Y: 0},
-		{X: sc.OutageEnd.Seconds(), Y: peak * 1.05}, {X: sc.OutageStart.Seconds(), Y: peak * 1.05},
-	})
-	if err != nil {
-		return err
+	if sc.OutageEnd > sc.OutageStart {
+		shade, err := plotter.NewPolygon(plotter.XYs{
+			{X: sc.OutageStart.Seconds(), Y: 0}, {X: sc.OutageEnd.Seconds(), Y: 0},
+			{X: sc.OutageEnd.Seconds(), Y: peak * 1.05}, {X: sc.OutageStart.Seconds(), Y: peak * 1.05},
+		})
+		if err != nil {
+			return err
+		}
+		shade.Color = color.RGBA{230, 230, 230, 255}
+		shade.LineStyle.Width = 0
+		p.Add(shade)
 	}
-	shade.Color = color.RGBA{230, 230, 230, 255}
-	shade.LineStyle.Width = 0
-	p.Add(shade)
 
 	capacity := sc.Capacity * storm.Interval.Seconds()
 	capLine, err := plotter.NewLine(plotter.XYs{{X: 0, Y: capacity}, {X: sc.Duration.Seconds(), Y: capacity}})

@@ -73,10 +73,7 @@ func TestRetryAroundHedgedStream(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		var got []any
-		for v := range ch {
-			got = append(got, v)
-		}
+		got := mock.Drain(ch)
 		if !slices.Equal(got, []any{"fast1", "fast2"}) || model.CallCount() != 4 {
 			t.Errorf("values = %v after %d model calls, want [fast1 fast2] after 4", got, model.CallCount())
 		}

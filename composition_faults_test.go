@@ -146,10 +146,7 @@ func mixedCall(ctx context.Context, r core.Runnable, kind int) error {
 	if err != nil {
 		return err
 	}
-	var got []any
-	for v := range ch {
-		got = append(got, v)
-	}
+	got := mock.Drain(ch)
 	if len(got) == 1 {
 		if err, isErr := got[0].(error); isErr {
 			return err
@@ -182,10 +179,7 @@ func TestStreamingOutageOpensTheCircuitUnderRetry(t *testing.T) {
 				if err != nil {
 					t.Fatal(err)
 				}
-				var got []any
-				for v := range ch {
-					got = append(got, v)
-				}
+				got := mock.Drain(ch)
 				if len(got) != 1 || !errors.Is(got[0].(error), gobreaker.ErrOpenState) {
 					t.Fatalf("values = %v, want one error: the circuit opened", got)
 				}

@@ -54,10 +54,7 @@ func TestTokenLimitThroughTheRecommendedChain(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		var got []any
-		for v := range ch {
-			got = append(got, v)
-		}
+		got := mock.Drain(ch)
 		if len(got) != 2 || got[0] != "hello" {
 			t.Fatalf("stream delivered %v, want the second attempt's two values", got)
 		}

@@ -127,10 +127,7 @@ func TestStreamCountsByOutcome(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			var got []any
-			for v := range ch {
-				got = append(got, v)
-			}
+			got := mock.Drain(ch)
 			if len(got) != 2 || got[1] != errDown {
 				t.Fatalf("values = %v, want [a down]", got)
 			}

@@ -237,10 +237,7 @@ func TestStreamHookPanicIsTheLastValue(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		var got []any
-		for v := range ch {
-			got = append(got, v)
-		}
+		got := mock.Drain(ch)
 		if len(got) != 2 || got[0] != "a" {
 			t.Fatalf("values = %v, want [a, panic]", got)
 		}

@@ -13,14 +13,6 @@ import (
 	"github.com/steadfast-go/steadfast/internal/mock"
 )
 
-func drain(ch <-chan any) []any {
-	var got []any
-	for v := range ch {
-		got = append(got, v)
-	}
-	return got
-}
-
 // A candidate whose stream fails before its first chunk is moved away from
 // before any of its chunks could reach the consumer.
 func TestStreamMovesOnBeforeTheFirstChunk(t *testing.T) {
@@ -34,7 +26,7 @@ func TestStreamMovesOnBeforeTheFirstChunk(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if got := drain(ch); !slices.Equal(got, []any{"from", " c"}) {
+		if got := mock.Drain(ch); !slices.Equal(got, []any{"from", " c"}) {
 			t.Errorf("values = %v, want only c's chunks", got)
 		}
 		synctest.Wait()
@@ -54,7 +46,7 @@ func TestStreamCreationFailureMovesOn(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if got := drain(ch); !slices.Equal(got, []any{"b"}) {
+	if got := mock.Drain(ch); !slices.Equal(got, []any{"b"}) {
 		t.Errorf("values = %v, want [b]", got)
 	}
 	// When no candidate opens a stream, Stream returns the *Error.
@@ -72,7 +64,7 @@ func TestStreamAfterFirstChunkNeverMovesOn(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	got := drain(ch)
+	got := mock.Drain(ch)
 	if len(got) != 2 || got[0] != "a1" || !errors.As(got[1].(error), new(localError)) || b.CallCount() != 0 {
 		t.Errorf("values = %v with %d calls to b, want [a1, a's error] and no call to b", got, b.CallCount())
 	}
@@ -85,7 +77,7 @@ func TestStreamAllFailIsTheOnlyValue(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		got := drain(ch)
+		got := mock.Drain(ch)
 		if len(got) != 1 {
 			t.Fatalf("values = %v, want one error", got)
 		}
@@ -107,7 +99,7 @@ func TestStreamCallerCancelMovesNowhere(t *testing.T) {
 			t.Fatal(err)
 		}
 		time.AfterFunc(time.Second, cancel)
-		if got := drain(ch); len(got) != 0 {
+		if got := mock.Drain(ch); len(got) != 0 {
 			t.Errorf("values = %v, want none", got)
 		}
 		synctest.Wait()
@@ -130,7 +122,7 @@ func TestStreamPanicOnForwarderIsTheLastValue(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	got := drain(ch)
+	got := mock.Drain(ch)
 	if len(got) != 1 {
 		t.Fatalf("values = %v, want one", got)
 	}

@@ -203,10 +203,7 @@ func TestStreamAllFailIsTheLastValue(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		var got []any
-		for v := range ch {
-			got = append(got, v)
-		}
+		got := mock.Drain(ch)
 		if len(got) != 1 || !errors.Is(got[0].(error), errDown) {
 			t.Errorf("values = %v, want the failure alone", got)
 		}

@@ -278,10 +278,7 @@ func TestStreamResumesOnTheDeploymentThatServedIt(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		var got []any
-		for v := range ch {
-			got = append(got, v)
-		}
+		got := mock.Drain(ch)
 		sa, ra := a.Counts()
 		sb, rb := b.Counts()
 		if !slices.Equal(got, []any{1, 2, 3, 4}) || sa+sb != 1 || ra+rb != 1 || sa != ra {

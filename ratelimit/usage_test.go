@@ -146,10 +146,7 @@ func TestStreamSettlesAtTheEnd(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		var got []any
-		for v := range ch {
-			got = append(got, v)
-		}
+		got := mock.Drain(ch)
 		if len(got) != 3 {
 			t.Fatalf("stream delivered %v, want its 3 values", got)
 		}

@@ -141,7 +141,7 @@ func TestDeadlineStopAgreesWithContextErr(t *testing.T) {
 				if err != nil {
 					t.Fatal(err)
 				}
-				for _, v := range drain(ch) {
+				for _, v := range mock.Drain(ch) {
 					delivered++
 					wantDeadline(t, v.(error))
 				}
@@ -164,7 +164,7 @@ func TestAbandonedStreamAttemptHasACause(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if got := drain(ch); !slices.Equal(got, []any{"ok"}) {
+		if got := mock.Drain(ch); !slices.Equal(got, []any{"ok"}) {
 			t.Fatalf("values = %v, want [ok]", got)
 		}
 		calls := inner.Calls()

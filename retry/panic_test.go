@@ -141,7 +141,7 @@ func streamThenPanic() core.Runnable {
 // wrapping a *core.PanicError of want, with the stack of panicking.
 func wantPanicValue(t *testing.T, ch <-chan any, want any, panicking string) {
 	t.Helper()
-	got := drain(ch)
+	got := mock.Drain(ch)
 	if len(got) != 1 {
 		t.Fatalf("values = %v, want one error", got)
 	}
@@ -183,7 +183,7 @@ func TestStreamHookAndBudgetPanicsAreTheLastValue(t *testing.T) {
 				if err != nil {
 					t.Fatal(err)
 				}
-				got := drain(ch)
+				got := mock.Drain(ch)
 				if len(got) != 1 {
 					t.Fatalf("values = %v, want one error", got)
 				}
@@ -221,7 +221,7 @@ func TestStreamLoggerPanicAfterLastValue(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		got := drain(ch)
+		got := mock.Drain(ch)
 		if len(got) != 1 {
 			t.Fatalf("values = %v, want one", got)
 		}

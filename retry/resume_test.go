@@ -59,7 +59,7 @@ func streamAll(t *testing.T, inner core.Runnable, cfg retry.RetryConfig, opts ..
 	if err != nil {
 		t.Fatal(err)
 	}
-	return split(t, drain(ch))
+	return split(t, mock.Drain(ch))
 }
 
 // A stall after any chunk ends the stream at once with ErrStreamStalled
@@ -77,7 +77,7 @@ func TestStallAtEachPosition(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			got, last := split(t, drain(ch))
+			got, last := split(t, mock.Drain(ch))
 			if !slices.Equal(got, chunks(k)) || !errors.Is(last, retry.ErrStreamStalled) {
 				t.Fatalf("stall after %d: stream = %v, %v; want %v then ErrStreamStalled", k, got, last, chunks(k))
 			}
@@ -101,7 +101,7 @@ func TestStallAtEachPosition(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if got := drain(ch); !slices.Equal(got, chunks(n)) {
+		if got := mock.Drain(ch); !slices.Equal(got, chunks(n)) {
 			t.Errorf("stall before the first chunk: stream = %v, want %v after a retry", got, chunks(n))
 		}
 	})
@@ -129,7 +129,7 @@ func TestResumeAfterFailure(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if got := drain(ch); !slices.Equal(got, chunks(5)) {
+			if got := mock.Drain(ch); !slices.Equal(got, chunks(5)) {
 				t.Fatalf("%s: stream = %v, want %v once each", tc.name, got, chunks(5))
 			}
 			if streams, resumes := inner.Counts(); streams != 1 || resumes != 1 {
@@ -238,7 +238,7 @@ func TestRetryRunnableResume(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if got := drain(ch); !slices.Equal(got, []any{4, 5}) {
+		if got := mock.Drain(ch); !slices.Equal(got, []any{4, 5}) {
 			t.Errorf("Resume(after 3) = %v, want 4 5", got)
 		}
 		_, err = newRetry(t, mock.New(), streamConfig()).Resume(t.Context(), "q", 3)
@@ -333,7 +333,7 @@ func TestResumeNeverSleepsIntoTheDeadline(t *testing.T) {
 			t.Fatal(err)
 		}
 		start := time.Now()
-		got, last := split(t, drain(ch))
+		got, last := split(t, mock.Drain(ch))
 		if !slices.Equal(got, chunks(2)) || time.Since(start) != 0 {
 			t.Errorf("stream = %v after %v, want 1 2 at once", got, time.Since(start))
 		}

@@ -13,14 +13,6 @@ import (
 	"github.com/steadfast-go/steadfast/retry"
 )
 
-func drain(ch <-chan any) []any {
-	var got []any
-	for v := range ch {
-		got = append(got, v)
-	}
-	return got
-}
-
 func TestStreamRetriesCreation(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		inner := mock.New(mock.Fail(&mock.HTTPError{Code: 503}), mock.Fail(errTransient), mock.Stream(nil, "a", "b"))
@@ -33,7 +25,7 @@ func TestStreamRetriesCreation(t *testing.T) {
 		if got := time.Since(start); got != 3*time.Second {
 			t.Errorf("creation took %v, want 3s (1s + 2s)", got)
 		}
-		if got := drain(ch); !slices.Equal(got, []any{"a", "b"}) {
+		if got := mock.Drain(ch); !slices.Equal(got, []any{"a", "b"}) {
 			t.Errorf("chunks = %v, want [a b]", got)
 		}
 	})
@@ -60,7 +52,7 @@ func TestStreamErrorBeforeFirstChunkIsRetried(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if got := drain(ch); !slices.Equal(got, []any{"hello", " world"}) {
+		if got := mock.Drain(ch); !slices.Equal(got, []any{"hello", " world"}) {
 			t.Errorf("chunks = %v, want [hello  world]", got)
 		}
 		if inner.CallCount() != 2 {
@@ -80,7 +72,7 @@ func TestStreamPreCommitRetriesRunOut(t *testing.T) {
 		if err != nil {
 			t.Fatalf("Stream() error = %v, want the error on the channel", err)
 		}
-		got := drain(ch)
+		got := mock.Drain(ch)
 		if len(got) != 1 {
 			t.Fatalf("values = %v, want the *retry.Error alone", got)
 		}
@@ -95,7 +87,7 @@ func TestStreamErrorAfterCommitIsPassedOn(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		got := drain(ch)
+		got := mock.Drain(ch)
 		if want := []any{"a", "b", errTransient}; !slices.Equal(got, want) {
 			t.Errorf("values = %v, want %v: no retry, no chunk twice", got, want)
 		}
@@ -117,7 +109,7 @@ func TestStreamFirstChunkTimeout(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if got := drain(ch); !slices.Equal(got, []any{"on time"}) {
+		if got := mock.Drain(ch); !slices.Equal(got, []any{"on time"}) {
 			t.Errorf("chunks = %v, want [on time]", got)
 		}
 		// 5s timeout + 1s backoff + 4s.
@@ -147,7 +139,7 @@ func TestStreamPerAttemptTimeoutBoundsCreation(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if got := drain(ch); !slices.Equal(got, []any{"ok"}) || calls != 2 {
+		if got := mock.Drain(ch); !slices.Equal(got, []any{"ok"}) || calls != 2 {
 			t.Errorf("chunks = %v after %d calls, want [ok] after 2", got, calls)
 		}
 	})
@@ -160,7 +152,7 @@ func TestStreamEmptyIsSuccess(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if got := drain(ch); len(got) != 0 || inner.CallCount() != 1 {
+		if got := mock.Drain(ch); len(got) != 0 || inner.CallCount() != 1 {
 			t.Errorf("values = %v after %d calls, want none after 1", got, inner.CallCount())
 		}
 	})
@@ -196,7 +188,7 @@ func TestStreamCancelDuringPreCommitBackoff(t *testing.T) {
 			t.Fatal(err)
 		}
 		start := time.Now()
-		got := drain(ch)
+		got := mock.Drain(ch)
 		if time.Since(start) != 100*time.Millisecond || len(got) > 1 {
 			t.Errorf("values = %v after %v, want at most the error, at the cancellation", got, time.Since(start))
 		}

@@ -248,7 +248,7 @@ func TestTelemetryStreamFailuresBeforeAndAfterCommit(t *testing.T) {
 		if n := len(rec.ended("retry.stream")); n != 0 {
 			t.Errorf("call spans ended after the first chunk = %d, want 0: it covers the whole stream", n)
 		}
-		drain(ch)
+		mock.Drain(ch)
 		synctest.Wait()
 		call := rec.one(t, "retry.stream")
 		wantAttrs(t, "stream call", call.Attributes(), map[string]string{

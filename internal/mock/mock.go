@@ -225,3 +225,12 @@ func wait(ctx context.Context, d time.Duration) error {
 		return ctx.Err()
 	}
 }
+
+// Drain reads ch to its end and returns every value, in order.
+func Drain(ch <-chan any) []any {
+	var got []any
+	for v := range ch {
+		got = append(got, v)
+	}
+	return got
+}

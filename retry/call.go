@@ -95,17 +95,10 @@ func (c *call) holdFirst(ctx context.Context) {
 		if dl, ok := ctx.Deadline(); ok && time.Until(dl) <= d {
 			break
 		}
-		if c.timer == nil {
-			c.timer = time.NewTimer(d)
-		} else {
-			c.timer.Reset(d)
+		if !c.wait(ctx, d) {
+			break
 		}
-		select {
-		case <-c.timer.C:
-			held += d
-		case <-ctx.Done():
-			again = false
-		}
+		held += d
 	}
 	if held > 0 && c.recording {
 		c.span.AddEvent(eventHold, trace.WithAttributes(AttrBackoff.Float64(held.Seconds())))
@@ -227,16 +220,25 @@ func (c *call) sleep(ctx context.Context, n int, err error, d decision, items in
 		}
 		return ""
 	}
+	if !c.wait(ctx, d.delay) {
+		return ctxOutcome(ctx.Err()) // fail stops the timer
+	}
+	return ""
+}
+
+// wait waits d on the call's one timer, and reports false when ctx ended
+// first.
+func (c *call) wait(ctx context.Context, d time.Duration) bool {
 	if c.timer == nil {
-		c.timer = time.NewTimer(d.delay)
+		c.timer = time.NewTimer(d)
 	} else {
-		c.timer.Reset(d.delay) // safe on a fired or stopped timer since Go 1.23
+		c.timer.Reset(d) // safe on a fired or stopped timer since Go 1.23
 	}
 	select {
 	case <-c.timer.C:
-		return ""
+		return true
 	case <-ctx.Done():
-		return ctxOutcome(ctx.Err()) // fail stops the timer
+		return false
 	}
 }
 

@@ -1,10 +1,12 @@
 // Command storm runs the retry-storm scenarios of bench/README.md for every
 // library and reports attempts per call, success share, latency, attempts
 // during the outage and whether the collapsed provider recovered. It writes
-// the tables, the raw time series and plots of attempts over time to -out.
+// the tables, the raw time series and plots of attempts over time to
+// -out/storm/size-<size>.
 //
-//	go run ./cmd/storm            # full run, about 25 s a scenario
-//	go run ./cmd/storm -quick     # a short smoke run
+//	go run ./cmd/storm                    # the default size, about 6 minutes
+//	go run ./cmd/storm -sizes 1,0.25,4    # and providers 4x smaller and larger
+//	go run ./cmd/storm -quick             # a short smoke run
 package main
 
 import (
@@ -13,7 +15,6 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"os/signal"
 	"path/filepath"
 	"slices"
 	"strconv"
@@ -22,45 +23,47 @@ import (
 	"time"
 
 	"github.com/steadfast-go/steadfast/bench"
+	"github.com/steadfast-go/steadfast/bench/cli"
 	"github.com/steadfast-go/steadfast/bench/storm"
 )
 
+// The flags of storm's own; -quick and -out are cli.Main's.
+var (
+	seed   = flag.Uint64("seed", 1, "seed of the arrivals")
+	only   = flag.String("scenario", "", "run only these scenarios, comma-separated")
+	libs   = flag.String("libs", "", "run only these libraries, comma-separated (no-retry always runs: it is the baseline)")
+	sizes  = flag.String("sizes", "1", "provider sizes to run, comma-separated: 4 is a provider, and a load, four times the default")
+	replot = flag.Bool("replot", false, "run nothing: draw the plots again from the series in -out")
+)
+
 func main() {
-	seed := flag.Uint64("seed", 1, "seed of the arrivals")
-	quick := flag.Bool("quick", false, "scale every scenario down to a quarter, judge no target, and write nothing")
-	out := flag.String("out", "results/storm", "folder for the tables, series and plots (one folder per provider size)")
-	only := flag.String("scenario", "", "run only these scenarios, comma-separated")
-	libs := flag.String("libs", "", "run only these libraries, comma-separated (no-retry always runs: it is the baseline)")
-	sizes := flag.String("sizes", "1", "provider sizes to run, comma-separated: 4 is a provider, and a load, four times the default")
-	replot := flag.Bool("replot", false, "run nothing: draw the plots again from the series in -out")
 	flag.Float64Var(&storm.Budget.Tokens, "budget-tokens", storm.BudgetTokens, "steadfast+budget's maxTokens")
 	flag.Float64Var(&storm.Budget.Ratio, "budget-ratio", storm.BudgetRatio, "steadfast+budget's tokenRatio")
 	flag.Float64Var(&storm.AdaptiveSetting.Ratio, "adaptive-ratio", storm.AdaptiveSetting.Ratio, "steadfast+adaptive's ratio")
 	flag.Float64Var(&storm.AdaptiveSetting.MinPerSecond, "adaptive-min", storm.AdaptiveSetting.MinPerSecond, "steadfast+adaptive's minPerSecond")
 	flag.DurationVar(&storm.AdaptiveSetting.MaxWait, "adaptive-wait", storm.AdaptiveSetting.MaxWait, "steadfast+adaptive's maxWait")
-	flag.Parse()
+	cli.Main("storm", "scale every scenario down to a quarter, judge no target, and write nothing", runSizes)
+}
 
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
-	defer stop()
+// runSizes runs, or draws again, every provider size of -sizes, each in
+// out/storm/size-<size>.
+func runSizes(ctx context.Context, w io.Writer, quick bool, out string) error {
 	for _, f := range strings.Split(*sizes, ",") {
 		size, err := strconv.ParseFloat(f, 64)
 		if err != nil || !(size > 0) {
-			fmt.Fprintf(os.Stderr, "storm: -sizes: %q is not a positive number\n", f)
-			os.Exit(2)
+			return fmt.Errorf("-sizes: %q is not a positive number", f)
 		}
-		dir := filepath.Join(*out, "size-"+f)
+		dir := filepath.Join(out, "storm", "size-"+f)
 		if *replot {
-			if err := replotAll(dir, size); err != nil {
-				fmt.Fprintln(os.Stderr, "storm:", err)
-				os.Exit(1)
-			}
-			continue
+			err = replotAll(dir, size)
+		} else {
+			err = run(ctx, w, *seed, quick, size, dir, *only, *libs)
 		}
-		if err := run(ctx, os.Stdout, *seed, *quick, size, dir, *only, *libs); err != nil {
-			fmt.Fprintln(os.Stderr, "storm:", err)
-			os.Exit(1)
+		if err != nil {
+			return err
 		}
 	}
+	return nil
 }
 
 // storms are the scenarios of one provider size with their policies, in

@@ -34,6 +34,7 @@ func (r *RetryRunnable) Batch(ctx context.Context, inputs []any, opts ...core.Op
 	}
 	ctx = r.begin(ctx, &b.c, methodBatch, opts)
 	defer b.c.endIfUnwinding(ctx)
+	b.c.hold(ctx)
 	for i := range b.pending {
 		b.pending[i] = i
 	}

@@ -30,7 +30,8 @@ type Budget interface {
 
 // A Holder is a Budget that may also hold a call's first attempt back,
 // as AdaptiveBudget does while its provider fails most attempts. The retry
-// layer asks it before each call's first attempt (a Batch's once) and
+// layer asks it before the first attempt of each Invoke, Batch (once) and
+// Stream (not of a Resume, which continues a call) and
 // waits as long as it answers, asking again while it says so; it does not
 // wait, and the attempt goes, when the caller's deadline would pass during
 // the wait.

@@ -71,14 +71,20 @@ func (r *RetryRunnable) begin(ctx context.Context, c *call, m method, opts []cor
 			c.recording = c.span.IsRecording()
 		}
 	}
-	if a := r.adaptive; a != nil {
-		if a.holding.Load() {
-			c.holdFirst(ctx)
-		}
-	} else if r.holder != nil {
+	return ctx
+}
+
+// hold holds the call's first attempt as a Holder budget asks. It is
+// called once the call's unwinding is deferred: a Holder that panics is a
+// budget that panics. An AdaptiveBudget that holds nothing costs an
+// atomic load.
+func (c *call) hold(ctx context.Context) {
+	if a := c.r.adaptive; a != nil && !a.holding.Load() {
+		return
+	}
+	if c.r.holder != nil {
 		c.holdFirst(ctx)
 	}
-	return ctx
 }
 
 // holdFirst waits as long as a Holder budget asks before the call's first
@@ -92,7 +98,7 @@ func (c *call) holdFirst(ctx context.Context) {
 		if d <= 0 {
 			break
 		}
-		if dl, ok := ctx.Deadline(); ok && time.Until(dl) <= d {
+		if pastDeadline(ctx, d) {
 			break
 		}
 		if !c.wait(ctx, d) {

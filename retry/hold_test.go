@@ -196,3 +196,39 @@ func TestAdaptiveOutageAfterALongHealthySpell(t *testing.T) {
 		}
 	})
 }
+
+// panickyHolder panics when asked to hold.
+type panickyHolder struct{ retry.Budget }
+
+func (panickyHolder) HoldFirst(context.Context, time.Duration) (time.Duration, bool) {
+	panic("from holder")
+}
+
+// A Holder that panics is a budget that panics, on the caller's goroutine:
+// the panic propagates unchanged from Invoke, Batch and Stream, with the
+// call span ended and no attempt made.
+func TestHolderPanicPropagatesWithSpansEnded(t *testing.T) {
+	for name, call := range map[string]func(*retry.RetryRunnable, context.Context){
+		"invoke": func(r *retry.RetryRunnable, ctx context.Context) { _, _ = r.Invoke(ctx, "q") },
+		"batch":  func(r *retry.RetryRunnable, ctx context.Context) { _, _ = r.Batch(ctx, []any{"q"}) },
+		"stream": func(r *retry.RetryRunnable, ctx context.Context) { _, _ = r.Stream(ctx, "q") },
+	} {
+		t.Run(name, func(t *testing.T) {
+			rec := newRecorder()
+			var at time.Time
+			r := newRetry(t, startedAt(&at), testConfig(), append(rec.options(), retry.WithBudget(panickyHolder{retry.NewTokenBudget(10, 1)}))...)
+			func() {
+				defer func() {
+					if v := recover(); v != "from holder" {
+						t.Errorf("recovered %v, want the holder's panic", v)
+					}
+				}()
+				call(r, t.Context())
+			}()
+			wantEndedCall(t, rec, "retry."+name, 0)
+			if !at.IsZero() {
+				t.Error("an attempt was made")
+			}
+		})
+	}
+}

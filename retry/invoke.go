@@ -14,6 +14,7 @@ func (r *RetryRunnable) Invoke(ctx context.Context, input any, opts ...core.Opti
 	var c call
 	ctx = r.begin(ctx, &c, methodInvoke, opts)
 	defer c.endIfUnwinding(ctx)
+	c.hold(ctx)
 	var last error
 	in := input // the attempt's input: NextInput may rewrite it
 	for n := 1; ; n++ {

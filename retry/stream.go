@@ -37,7 +37,7 @@ import (
 // goroutine. A panic there is recovered and delivered as the last value: an
 // *Error wrapping a *core.PanicError.
 func (r *RetryRunnable) Stream(ctx context.Context, input any, opts ...core.Option) (<-chan any, error) {
-	return r.stream(ctx, input, opts, func(ctx context.Context) (<-chan any, error) {
+	return r.stream(ctx, input, opts, false, func(ctx context.Context) (<-chan any, error) {
 		return r.inner.Stream(ctx, input, opts...)
 	})
 }
@@ -52,14 +52,15 @@ func (r *RetryRunnable) Resume(ctx context.Context, input any, last any, opts ..
 	if !ok {
 		return nil, fmt.Errorf("retry: inner Runnable cannot resume: %w", core.ErrNotResumable)
 	}
-	return r.stream(ctx, input, opts, func(ctx context.Context) (<-chan any, error) {
+	return r.stream(ctx, input, opts, true, func(ctx context.Context) (<-chan any, error) {
 		return resumer.Resume(ctx, input, last, opts...)
 	})
 }
 
-// stream is Stream, with open making each attempt's stream.
-func (r *RetryRunnable) stream(ctx context.Context, input any, opts []core.Option, open func(context.Context) (<-chan any, error)) (<-chan any, error) {
-	s := &streamCall{input: input, opts: opts, open: open}
+// stream is Stream, with open making each attempt's stream; resume says
+// open is a Resume.
+func (r *RetryRunnable) stream(ctx context.Context, input any, opts []core.Option, resume bool, open func(context.Context) (<-chan any, error)) (<-chan any, error) {
+	s := &streamCall{input: input, opts: opts, open: open, resume: resume}
 	ctx = r.begin(ctx, &s.c, methodStream, opts)
 	if e := s.start(ctx); e != nil {
 		return nil, e
@@ -83,6 +84,7 @@ type streamCall struct {
 	input   any
 	opts    []core.Option
 	open    func(context.Context) (<-chan any, error) // the inner Stream, or Resume
+	resume  bool                                      // open is Resume: a retry, never held as a first attempt
 	resumer core.Resumer                              // the inner Runnable, when it resumes
 	n       int                                       // attempts made
 	cur     attempt                                   // the live attempt, once created
@@ -98,6 +100,9 @@ type streamCall struct {
 // stream, and then hands the call to the forwarding goroutine.
 func (s *streamCall) start(ctx context.Context) *Error {
 	defer s.c.endIfUnwinding(ctx)
+	if !s.resume {
+		s.c.hold(ctx)
+	}
 	if e := s.create(ctx); e != nil {
 		s.c.fail(ctx, e)
 		return e

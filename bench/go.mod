@@ -12,8 +12,8 @@ require (
 	github.com/failsafe-go/failsafe-go v0.9.8
 	github.com/redis/go-redis/v9 v9.23.0
 	github.com/sethvargo/go-retry v0.5.0
-	github.com/steadfast-go/steadfast v0.0.0-00010101000000-000000000000
-	github.com/steadfast-go/steadfast/fleet v0.0.0-00010101000000-000000000000
+	github.com/steadfast-go/steadfast v0.1.0
+	github.com/steadfast-go/steadfast/fleet v0.1.0
 	go.opentelemetry.io/otel v1.47.0
 	go.opentelemetry.io/otel/metric v1.47.0
 	go.opentelemetry.io/otel/sdk v1.47.0

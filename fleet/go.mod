@@ -7,7 +7,7 @@ replace github.com/steadfast-go/steadfast => ..
 require (
 	github.com/redis/go-redis/v9 v9.23.0
 	github.com/sony/gobreaker/v2 v2.4.0
-	github.com/steadfast-go/steadfast v0.0.0-00010101000000-000000000000
+	github.com/steadfast-go/steadfast v0.1.0
 	go.opentelemetry.io/otel v1.47.0
 	go.opentelemetry.io/otel/metric v1.47.0
 	go.opentelemetry.io/otel/sdk v1.47.0

@@ -5,7 +5,7 @@ go 1.26.0
 replace github.com/steadfast-go/steadfast => ../..
 
 require (
-	github.com/steadfast-go/steadfast v0.0.0-00010101000000-000000000000
+	github.com/steadfast-go/steadfast v0.1.0
 	github.com/tmc/langchaingo v0.1.14
 	go.opentelemetry.io/otel/metric v1.47.0
 	go.opentelemetry.io/otel/trace v1.47.0

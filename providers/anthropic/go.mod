@@ -6,7 +6,7 @@ replace github.com/steadfast-go/steadfast => ../..
 
 require (
 	github.com/anthropics/anthropic-sdk-go/v2 v2.15.0
-	github.com/steadfast-go/steadfast v0.0.0-00010101000000-000000000000
+	github.com/steadfast-go/steadfast v0.1.0
 	go.opentelemetry.io/otel v1.47.0
 	go.uber.org/goleak v1.3.0
 )

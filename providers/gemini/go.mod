@@ -5,7 +5,7 @@ go 1.26.0
 replace github.com/steadfast-go/steadfast => ../..
 
 require (
-	github.com/steadfast-go/steadfast v0.0.0-00010101000000-000000000000
+	github.com/steadfast-go/steadfast v0.1.0
 	go.opentelemetry.io/otel v1.47.0
 	go.uber.org/goleak v1.3.0
 	google.golang.org/genai v1.77.0

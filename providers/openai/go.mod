@@ -6,7 +6,7 @@ replace github.com/steadfast-go/steadfast => ../..
 
 require (
 	github.com/openai/openai-go/v3 v3.98.0
-	github.com/steadfast-go/steadfast v0.0.0-00010101000000-000000000000
+	github.com/steadfast-go/steadfast v0.1.0
 	go.opentelemetry.io/otel v1.47.0
 	go.opentelemetry.io/otel/metric v1.47.0
 	go.opentelemetry.io/otel/sdk v1.47.0

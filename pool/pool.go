@@ -13,7 +13,17 @@
 //	}, pool.WithAffinity(func(_ context.Context, in any) string { return sessionOf(in) }))
 //	r := retry.NewRetryRunnable(p, cfg)
 //
-// The README's "Many deployments" section has the rest.
+// Each attempt picks, among the deployments not cooling down, the less
+// loaded of two drawn at random (weighted by Weight and recent latency);
+// the attempts of one call avoid deployments that already failed it while
+// another can serve. A deployment cools down on its server's Retry-After
+// hint, or after repeated failures of its own (WithCooldown), never more
+// than half of the pool at once; only its own failures count, never the
+// caller's cancellation, a Local() refusal or a 4xx that is the request's
+// fault. When every deployment cools down, the pool refuses at once with
+// an *UnavailableError whose RetryAfter() is the wait until the first is
+// back. Batch spreads its items over deployments; Stream picks at
+// creation, and Resume goes back to the deployment that served the stream.
 package pool
 
 import (

@@ -15,8 +15,11 @@
 //
 //	r := core.Chain(llm, retry.Middleware(cfg), ratelimit.Middleware(ratelimit.InProcess(lim)))
 //
-// With WithCost and WithUsage the bucket counts an LLM's tokens. The
-// README has the rest.
+// With WithCost and WithUsage the bucket counts an LLM's tokens: WithCost
+// estimates a call from its input before it is sent, and WithUsage settles
+// it from the usage its output reports, returning what was not used and
+// taking what was used beyond the estimate as debt. A Batch costs the sum
+// of its items; a Stream settles when it ends.
 package ratelimit
 
 import (

@@ -2,6 +2,10 @@
 // transient failures, never what must not be retried, and tells
 // OpenTelemetry about every attempt and every backoff.
 //
+//	budget := retry.RecommendedBudget() // one per provider, shared
+//	r, err := retry.New(llm, retry.DefaultRetryConfig(), retry.WithBudget(budget))
+//	out, err := r.Invoke(ctx, prompt, core.WithOperation("llm.chat"))
+//
 // A call (Invoke, Batch or Stream) makes attempts until one succeeds, an
 // error is classified as permanent, the policy's MaxRetries are spent, the
 // Budget refuses, a server's Retry-After hint exceeds MaxRetryAfter, or the
@@ -10,9 +14,13 @@
 //	min(MaxBackoff, InitialBackoff × BackoffFactor^(retry−1)) × (1 − Jitter × U[0,1))
 //
 // or exactly the server's RetryAfter() hint, and never into the caller's
-// deadline. Every failure is an *Error with the attempts made, the Outcome
-// and the last error. Policies are plain data (RetryConfig), per operation
-// (WithOperationConfig) and in JSON files (ParsePolicies).
+// deadline: a backoff that would end after it is not slept, and the call
+// returns at once. Every failure is an *Error with the attempts made, the
+// Outcome and the last error. Policies are plain data (RetryConfig, whose
+// fields document their defaults), per operation (WithOperationConfig) and
+// in JSON files (LoadPolicies).
+//
+// # What is retried
 //
 // After a failed attempt the first rule that applies decides:
 //
@@ -28,12 +36,36 @@
 //  8. anything else: retry.
 //
 // A Runnable whose Idempotent() is false is never retried unless its policy
-// sets RetryNonIdempotent. RecommendedBudget, shared by the RetryRunnables
-// that call one provider, keeps retries from turning an overload into a
-// storm. The README has the rest: batches, streams, output checks,
-// telemetry names and the bench figures.
+// sets RetryNonIdempotent; such a tool deduplicates by the InvocationID of
+// AttemptFromContext, the same on every attempt of one call. Other packages
+// speak to these rules through methods on their errors (Retryable,
+// StatusCode, RetryAfter, ErrorType, Local) without importing this one.
 //
-//	budget := retry.RecommendedBudget() // one per provider, shared
-//	r, err := retry.New(llm, retry.DefaultRetryConfig(), retry.WithBudget(budget))
-//	out, err := r.Invoke(ctx, prompt, core.WithOperation("llm.chat"))
+// # Batches and streams
+//
+// Batch re-sends only the failed items whose errors are retryable, merged
+// by index; each item counts its own attempts. Stream retries until the
+// first chunk is delivered (the commit) and never delivers a chunk twice;
+// ChunkTimeout ends a stream that stalls after it, and with ResumeStreams
+// a Runnable that implements core.Resumer continues a broken stream from
+// its last chunk.
+//
+// # Budgets
+//
+// RecommendedBudget, shared by the RetryRunnables that call one provider,
+// paces retries by what they achieve and holds first attempts back while
+// the provider fails most of them, so that retries never turn an overload
+// into a storm. NewTokenBudget is gRPC's retry throttling.
+//
+// # Telemetry
+//
+// The tracer and meter come from WithTracerProvider and WithMeterProvider,
+// else the global providers; the scope is ScopeName. Spans: retry.invoke,
+// retry.batch or retry.stream for the call, and a retry.attempt child per
+// attempt, with the Attr* attributes; events retry.backoff and
+// retry.budget.hold on the call span. Metrics: retry.attempts and
+// retry.calls (counters), retry.backoff.duration (histogram, seconds) and
+// retry.budget.refused (counter), with the attributes retry.operation,
+// retry.method, retry.outcome and error.type only. Inputs, outputs and
+// prompts are never recorded.
 package retry

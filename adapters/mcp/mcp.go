@@ -17,7 +17,11 @@
 //     carries the retry layer's InvocationID in its _meta, so a server can
 //     deduplicate a call retried with RetryNonIdempotent.
 //
-// The README's "Using with MCP" section has the rest.
+// Invoke takes the arguments (a map, a struct, or JSON bytes) and returns
+// the SDK's *mcpsdk.CallToolResult; Batch makes concurrent calls; Stream
+// yields the one result. The call span carries gen_ai.tool.name and the
+// attempt span gen_ai.tool.call.id (the InvocationID), never the arguments
+// or the result.
 package mcp
 
 import (

@@ -13,7 +13,6 @@ import (
 
 	"github.com/steadfast-go/steadfast/core"
 	"github.com/steadfast-go/steadfast/internal/errproto"
-	"github.com/steadfast-go/steadfast/internal/recent"
 	"github.com/steadfast-go/steadfast/retry"
 )
 
@@ -22,8 +21,11 @@ import (
 type Runnable struct {
 	candidates []core.Runnable
 	names      []string // each candidate's Name(), or "" when it has none
-	resumable  bool     // a candidate is a core.Resumer
-	owners     recent.Map[int]
+	resumable  bool     // a candidate can resume (core.CanResume)
+	// owner is this fallback's entry in each call's core.State: the
+	// candidate its stream committed on (durable, for a Resume in another
+	// process).
+	owner *core.StateKey[int]
 	switchIf   func(error) bool
 	input      func(candidate int, input any) any
 	tel        telemetry
@@ -53,9 +55,9 @@ func New(candidates []core.Runnable, opts ...Option) (*Runnable, error) {
 	}
 	for _, cand := range r.candidates {
 		r.names = append(r.names, core.NameOf(cand))
-		_, ok := cand.(core.Resumer)
-		r.resumable = r.resumable || ok
+		r.resumable = r.resumable || core.CanResume(cand)
 	}
+	r.owner = core.NewStateKey[int]("fallback.candidate:" + strings.Join(r.names, ","))
 	var err error
 	if r.tel, err = newTelemetry(c.tp, c.mp); err != nil {
 		return nil, err

@@ -7,7 +7,6 @@ import (
 
 	"github.com/steadfast-go/steadfast/core"
 	"github.com/steadfast-go/steadfast/internal/streams"
-	"github.com/steadfast-go/steadfast/retry"
 )
 
 var (
@@ -29,8 +28,8 @@ var (
 func (r *Runnable) Stream(ctx context.Context, input any, opts ...core.Option) (<-chan any, error) {
 	ctx, c := r.tel.begin(ctx, methodStream)
 	s := &streamCall{r: r, c: c, input: input, opts: opts}
-	if info, ok := retry.AttemptFromContext(ctx); ok && r.resumable {
-		s.id = info.InvocationID
+	if r.resumable {
+		s.state = core.StateFrom(ctx)
 	}
 	if err := s.start(ctx); err != nil {
 		return nil, err
@@ -39,22 +38,30 @@ func (r *Runnable) Stream(ctx context.Context, input any, opts ...core.Option) (
 		streams.Config{Abandon: func(error) error { return errSwitched }}), nil
 }
 
-// Resume continues a stream of this call (known by its InvocationID, see
-// retry.AttemptFromContext) on the candidate it committed on, with that
-// candidate's Resume: a fallback never moves a stream after its first
-// chunk. It answers core.ErrNotResumable when that candidate is not a
-// core.Resumer, or the stream is not known: it has no InvocationID,
-// committed on no candidate of this Runnable, or is older than the last
-// 4096 streams.
+// Resume continues a stream of this call (kept in the call's core.State)
+// on the candidate it committed on, with that candidate's Resume: a
+// fallback never moves a stream after its first chunk. It answers
+// core.ErrNotResumable when that candidate cannot resume, or the stream
+// is not known: it is not this call's, or committed on no candidate of
+// this Runnable.
 func (r *Runnable) Resume(ctx context.Context, input any, last any, opts ...core.Option) (<-chan any, error) {
-	if info, ok := retry.AttemptFromContext(ctx); ok {
-		if i, ok := r.owners.Get(info.InvocationID); ok {
-			if resumer, ok := r.candidates[i].(core.Resumer); ok {
-				return resumer.Resume(ctx, r.inputFor(i, input), last, opts...)
-			}
+	if i, ok := core.Load(core.StateFrom(ctx), r.owner); ok && i >= 0 && i < len(r.candidates) {
+		if resumer, ok := r.candidates[i].(core.Resumer); ok && core.CanResumeStream(ctx, r.candidates[i]) {
+			return resumer.Resume(ctx, r.inputFor(i, input), last, opts...)
 		}
 	}
 	return nil, fmt.Errorf("fallback: no candidate to resume the stream on: %w", core.ErrNotResumable)
+}
+
+// CanResume reports whether the stream of ctx's call can resume: on the
+// candidate it committed on. Outside a call, whether any candidate can.
+func (r *Runnable) CanResume(ctx context.Context) bool {
+	st := core.StateFrom(ctx)
+	if st == nil {
+		return r.resumable
+	}
+	i, ok := core.Load(st, r.owner)
+	return ok && i >= 0 && i < len(r.candidates) && core.CanResumeStream(ctx, r.candidates[i])
 }
 
 // streamCall is the state of one Stream call: the streams.Committer of
@@ -68,7 +75,7 @@ type streamCall struct {
 	errs   []error // the failures of the candidates moved away from
 	ch     <-chan any
 	cancel context.CancelCauseFunc
-	id     string // the logical call's InvocationID, when a Resume may follow
+	state  *core.State // the call's state, when a Resume may follow
 }
 
 // start opens a stream on the caller's goroutine, then hands the call to
@@ -131,9 +138,7 @@ func (s *streamCall) Next(ctx context.Context, err error) (streams.Source, error
 // Committed implements streams.Committer: from here on nothing moves. The
 // candidate is remembered for a Resume of this call.
 func (s *streamCall) Committed(context.Context) {
-	if s.id != "" {
-		s.r.owners.Set(s.id, s.i)
-	}
+	core.Store(s.state, s.r.owner, s.i)
 }
 
 // Resume implements streams.Committer; fallback's Forward never asks it:

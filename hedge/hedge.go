@@ -13,7 +13,6 @@ import (
 
 	"github.com/steadfast-go/steadfast/core"
 	"github.com/steadfast-go/steadfast/internal/errproto"
-	"github.com/steadfast-go/steadfast/internal/recent"
 	"github.com/steadfast-go/steadfast/retry"
 )
 
@@ -67,7 +66,9 @@ type Runnable struct {
 	invokeLt *window
 	streamLt *window
 	tel      telemetry
-	owners   recent.Map[int] // with alternates: the target each stream won on
+	// owner is this hedge's entry in each call's core.State, with
+	// alternates: the target the call's stream won on (durable).
+	owner *core.StateKey[int]
 }
 
 // New returns inner hedged under cfg. It reports an error when inner or an
@@ -92,6 +93,11 @@ func New(inner core.Runnable, cfg Config, opts ...Option) (*Runnable, error) {
 		}
 		r.hedged = r.hedged && core.IsIdempotent(t)
 	}
+	names := make([]string, len(r.targets))
+	for i, t := range r.targets {
+		names[i] = core.NameOf(t)
+	}
+	r.owner = core.NewStateKey[int]("hedge.target:" + strings.Join(names, ","))
 	if cfg.Quantile > 0 {
 		r.invokeLt, r.streamLt = newWindow(cfg.Quantile), newWindow(cfg.Quantile)
 	}

@@ -7,7 +7,6 @@ import (
 
 	"github.com/steadfast-go/steadfast/core"
 	"github.com/steadfast-go/steadfast/internal/streams"
-	"github.com/steadfast-go/steadfast/retry"
 )
 
 var errNoStream = errors.New("hedge: Stream returned neither a channel nor an error")
@@ -29,23 +28,36 @@ func (r *Runnable) Stream(ctx context.Context, input any, opts ...core.Option) (
 
 // Resume continues a stream on the target it won on, unhedged: a resumed
 // stream has one source to continue from. With alternates, the target is
-// known by the call's InvocationID (see retry.AttemptFromContext). It
-// answers core.ErrNotResumable when that target is not a core.Resumer or
-// is not known.
+// kept in the call's core.State. It answers core.ErrNotResumable when that
+// target cannot resume or is not known.
 func (r *Runnable) Resume(ctx context.Context, input any, last any, opts ...core.Option) (<-chan any, error) {
 	target := r.targets[0]
 	if len(r.targets) > 1 {
 		target = nil
-		if info, ok := retry.AttemptFromContext(ctx); ok {
-			if k, ok := r.owners.Get(info.InvocationID); ok {
-				target = r.targets[k]
-			}
+		if k, ok := core.Load(core.StateFrom(ctx), r.owner); ok && k >= 0 && k < len(r.targets) {
+			target = r.targets[k]
 		}
 	}
-	if resumer, ok := target.(core.Resumer); ok {
+	if resumer, ok := target.(core.Resumer); ok && core.CanResumeStream(ctx, target) {
 		return resumer.Resume(ctx, input, last, opts...)
 	}
 	return nil, fmt.Errorf("hedge: no target to resume the stream on: %w", core.ErrNotResumable)
+}
+
+// CanResume reports whether the stream of ctx's call can resume: on the
+// target it won on. Outside a call, whether any target can.
+func (r *Runnable) CanResume(ctx context.Context) bool {
+	st := core.StateFrom(ctx)
+	if st == nil || len(r.targets) == 1 {
+		for _, t := range r.targets {
+			if core.CanResumeStream(ctx, t) {
+				return true
+			}
+		}
+		return false
+	}
+	k, ok := core.Load(st, r.owner)
+	return ok && k >= 0 && k < len(r.targets) && core.CanResumeStream(ctx, r.targets[k])
 }
 
 func (r *Runnable) forward(ctx context.Context, input any, opts []core.Option, out chan<- any) {
@@ -67,9 +79,7 @@ func (r *Runnable) forward(ctx context.Context, input any, opts []core.Option, o
 		return
 	}
 	if len(r.targets) > 1 {
-		if info, ok := retry.AttemptFromContext(ctx); ok {
-			r.owners.Set(info.InvocationID, win.k%len(r.targets))
-		}
+		core.Store(core.StateFrom(ctx), r.owner, win.k%len(r.targets))
 	}
 	streams.Pump(ctx, win.ch, out, streams.PumpConfig{})
 }

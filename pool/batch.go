@@ -16,8 +16,8 @@ import (
 // the outputs by index. Items that failed, or found every deployment
 // cooling down, have their error in the returned *core.BatchError.
 func (r *Runnable) Batch(ctx context.Context, inputs []any, opts ...core.Option) ([]any, error) {
-	id := invocation(ctx)
-	mask := r.failedMask(id)
+	st := core.StateFrom(ctx)
+	mask := r.failedMask(st)
 	outs := make([]any, len(inputs))
 	errs := make([]error, len(inputs))
 	groups := map[*deployment][]int{}
@@ -34,7 +34,7 @@ func (r *Runnable) Batch(ctx context.Context, inputs []any, opts ...core.Option)
 		groups[c.d] = append(groups[c.d], i)
 	}
 	send := func(d *deployment) {
-		r.sendGroup(ctx, d, id, groups[d], inputs, outs, errs, opts)
+		r.sendGroup(ctx, d, st, groups[d], inputs, outs, errs, opts)
 	}
 	if len(order) == 1 {
 		send(order[0]) // on the caller's goroutine: a panic goes to the caller
@@ -65,7 +65,7 @@ func (r *Runnable) Batch(ctx context.Context, inputs []any, opts ...core.Option)
 
 // sendGroup sends the items at idx to d as one Batch and merges its
 // answer; a failure of d counts once for the group.
-func (r *Runnable) sendGroup(ctx context.Context, d *deployment, id string, idx []int, inputs, outs []any, errs []error, opts []core.Option) {
+func (r *Runnable) sendGroup(ctx context.Context, d *deployment, st *core.State, idx []int, inputs, outs []any, errs []error, opts []core.Option) {
 	sub := make([]any, len(idx))
 	for k, i := range idx {
 		sub[k] = inputs[i]
@@ -91,7 +91,7 @@ func (r *Runnable) sendGroup(ctx context.Context, d *deployment, id string, idx 
 			continue
 		}
 		if !counted { // the group is one call: its failure counts once
-			pe, _ = r.failed(ctx, d, id, err).(*deploymentError)
+			pe, _ = r.failed(ctx, d, st, err).(*deploymentError)
 			counted = true
 		}
 		if pe != nil { // the pool's hint for every item of the group

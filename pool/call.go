@@ -81,7 +81,7 @@ func (r *Runnable) enter(ctx context.Context, d *deployment) {
 // this side of the wire (Local: the deployment's limiter or breaker), or a
 // status that is the request's fault. A local refusal still sends the
 // call's next attempt elsewhere, as the deployment cannot take it now.
-func (r *Runnable) failed(ctx context.Context, d *deployment, id string, err error) error {
+func (r *Runnable) failed(ctx context.Context, d *deployment, st *core.State, err error) error {
 	if callerEnded(ctx) {
 		return err
 	}
@@ -92,17 +92,17 @@ func (r *Runnable) failed(ctx context.Context, d *deployment, id string, err err
 	own := !errproto.Local(err)
 	if own {
 		hint, _ := errproto.RetryAfter(err)
-		if d.fail(now, hint, r.allowed, r.window, r.cooldown, r.mayCool(now)) {
+		r.coolMu.Lock()
+		cooled := d.fail(now, hint, r.allowed, r.window, r.cooldown, r.mayCool(now))
+		r.coolMu.Unlock()
+		if cooled {
 			r.cooldowns.Add(ctx, 1, metric.WithAttributes(AttrDeployment.String(d.Name)))
 			if span := trace.SpanFromContext(ctx); span.IsRecording() {
 				span.AddEvent("pool.cooldown", trace.WithAttributes(AttrDeployment.String(d.Name)))
 			}
 		}
 	}
-	mask := uint64(0)
-	if id != "" && d.index < 64 {
-		mask = r.tried.Update(id, func(m uint64) uint64 { return m | 1<<d.index })
-	}
+	mask := core.Update(st, r.tried, func(m uint64) uint64 { return m | bit(d) })
 	if r.canServe(now, mask|bit(d)) {
 		return &deploymentError{deployment: d.Name, err: err, after: time.Nanosecond}
 	}
@@ -157,12 +157,10 @@ func (r *Runnable) canServe(now time.Time, failed uint64) bool {
 	return false
 }
 
-// failedMask returns the deployments that failed call id.
-func (r *Runnable) failedMask(id string) uint64 {
-	if id == "" {
-		return 0
-	}
-	m, _ := r.tried.Get(id)
+// failedMask returns the deployments that failed the call whose state is
+// st (none outside a retry layer).
+func (r *Runnable) failedMask(st *core.State) uint64 {
+	m, _ := core.Load(st, r.tried)
 	return m
 }
 
@@ -231,8 +229,8 @@ func callerEnded(ctx context.Context) bool {
 
 // Invoke calls one deployment: see the package doc.
 func (r *Runnable) Invoke(ctx context.Context, input any, opts ...core.Option) (any, error) {
-	id := invocation(ctx)
-	c := r.choose(ctx, input, r.failedMask(id))
+	st := core.StateFrom(ctx)
+	c := r.choose(ctx, input, r.failedMask(st))
 	if c.d == nil {
 		return nil, &UnavailableError{Wait: time.Until(c.until)}
 	}
@@ -240,7 +238,7 @@ func (r *Runnable) Invoke(ctx context.Context, input any, opts ...core.Option) (
 	defer c.d.inflight.Add(-1)
 	out, err := c.d.Runnable.Invoke(ctx, input, opts...)
 	if err != nil {
-		return nil, r.failed(ctx, c.d, id, err)
+		return nil, r.failed(ctx, c.d, st, err)
 	}
 	end := time.Now() // two clock reads a call: the choice's, and this one
 	c.d.observe(end.Sub(c.now))
@@ -251,34 +249,36 @@ func (r *Runnable) Invoke(ctx context.Context, input any, opts ...core.Option) (
 // Stream opens the stream of one deployment, chosen at creation, and
 // forwards it; an error value counts as the deployment's failure.
 func (r *Runnable) Stream(ctx context.Context, input any, opts ...core.Option) (<-chan any, error) {
-	id := invocation(ctx)
-	c := r.choose(ctx, input, r.failedMask(id))
+	st := core.StateFrom(ctx)
+	c := r.choose(ctx, input, r.failedMask(st))
 	if c.d == nil {
 		return nil, &UnavailableError{Wait: time.Until(c.until)}
 	}
-	if id != "" {
-		r.owners.Set(id, c.d.index)
-	}
-	return r.stream(ctx, c.d, id, func() (<-chan any, error) { return c.d.Runnable.Stream(ctx, input, opts...) })
+	core.Store(st, r.owner, c.d.Name)
+	return r.stream(ctx, c.d, st, func() (<-chan any, error) { return c.d.Runnable.Stream(ctx, input, opts...) })
 }
 
-// Resume continues a stream on the deployment that served it (known by
-// the call's InvocationID), as that deployment's Resume. It answers
-// core.ErrNotResumable when that deployment is not a core.Resumer, or the
-// stream is not known.
+// Resume continues a stream on the deployment that served it (kept in
+// the call's core.State), as that deployment's Resume. It answers
+// core.ErrNotResumable when that deployment cannot resume, or the stream
+// is not known.
 func (r *Runnable) Resume(ctx context.Context, input any, last any, opts ...core.Option) (<-chan any, error) {
-	id := invocation(ctx)
-	if i, ok := r.owners.Get(id); ok && id != "" {
-		d := r.deps[i]
-		if resumer, ok := d.Runnable.(core.Resumer); ok {
-			return r.stream(ctx, d, id, func() (<-chan any, error) { return resumer.Resume(ctx, input, last, opts...) })
+	st := core.StateFrom(ctx)
+	if name, ok := core.Load(st, r.owner); ok {
+		for _, d := range r.deps {
+			if d.Name != name {
+				continue
+			}
+			if resumer, ok := d.Runnable.(core.Resumer); ok && core.CanResumeStream(ctx, d.Runnable) {
+				return r.stream(ctx, d, st, func() (<-chan any, error) { return resumer.Resume(ctx, input, last, opts...) })
+			}
 		}
 	}
 	return nil, fmt.Errorf("pool: no deployment to resume the stream on: %w", core.ErrNotResumable)
 }
 
 // stream opens a stream on d and forwards it until it ends.
-func (r *Runnable) stream(ctx context.Context, d *deployment, id string, open func() (<-chan any, error)) (<-chan any, error) {
+func (r *Runnable) stream(ctx context.Context, d *deployment, st *core.State, open func() (<-chan any, error)) (<-chan any, error) {
 	r.enter(ctx, d)
 	entered := true
 	defer func() {
@@ -291,7 +291,7 @@ func (r *Runnable) stream(ctx context.Context, d *deployment, id string, open fu
 		err = errors.New("pool: deployment " + d.Name + "'s Stream returned neither a channel nor an error")
 	}
 	if err != nil {
-		return nil, r.failed(ctx, d, id, err)
+		return nil, r.failed(ctx, d, st, err)
 	}
 	out := make(chan any)
 	entered = false
@@ -300,10 +300,34 @@ func (r *Runnable) stream(ctx context.Context, d *deployment, id string, open fu
 		defer d.inflight.Add(-1)
 		switch res := streams.Pump(ctx, ch, out, streams.PumpConfig{}); res.End {
 		case streams.Failed:
-			_ = r.failed(ctx, d, id, res.Err) // delivered as it came; counted
+			_ = r.failed(ctx, d, st, res.Err) // delivered as it came; counted
 		case streams.Completed:
 			d.succeed(time.Now(), r.window)
 		}
 	}()
 	return out, nil
+}
+
+// CanResume reports whether the stream of ctx's call can resume: on the
+// deployment that served it. Outside a call, whether any deployment can.
+func (r *Runnable) CanResume(ctx context.Context) bool {
+	st := core.StateFrom(ctx)
+	if st == nil {
+		for _, d := range r.deps {
+			if core.CanResume(d.Runnable) {
+				return true
+			}
+		}
+		return false
+	}
+	name, ok := core.Load(st, r.owner)
+	if !ok {
+		return false
+	}
+	for _, d := range r.deps {
+		if d.Name == name {
+			return core.CanResumeStream(ctx, d.Runnable)
+		}
+	}
+	return false
 }

@@ -8,7 +8,6 @@ import (
 	"net/http"
 	"time"
 
-	"github.com/steadfast-go/steadfast/retry"
 )
 
 // choice is a call's deployment, or why there is none.
@@ -131,14 +130,6 @@ func mix(x uint64) uint64 {
 	x ^= x >> 27
 	x *= 0x94d049bb133111eb
 	return x ^ x>>31
-}
-
-// invocation returns the call's InvocationID, "" outside a retry layer.
-func invocation(ctx context.Context) string {
-	if info, ok := retry.AttemptFromContext(ctx); ok {
-		return info.InvocationID
-	}
-	return ""
 }
 
 // requestsFault reports a status that says the request, not the

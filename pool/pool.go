@@ -32,6 +32,7 @@ import (
 	"fmt"
 	"math"
 	"slices"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -40,7 +41,6 @@ import (
 	"go.opentelemetry.io/otel/metric"
 
 	"github.com/steadfast-go/steadfast/core"
-	"github.com/steadfast-go/steadfast/internal/recent"
 	"github.com/steadfast-go/steadfast/internal/version"
 	"github.com/steadfast-go/steadfast/retry"
 )
@@ -130,9 +130,17 @@ type Runnable struct {
 	window    time.Duration
 	cooldown  time.Duration
 	cooldowns metric.Int64Counter
-	tried     recent.Map[uint64] // the deployments that failed each call (bits), by InvocationID
-	owners    recent.Map[int]    // the deployment each stream was served by
-	idem      bool
+	// tried and owner are this pool's entries in each call's core.State:
+	// the deployments that failed the call (bits), and the name of the
+	// deployment its stream was served by (durable, for a Resume in
+	// another process).
+	tried *core.StateKey[uint64]
+	owner *core.StateKey[string]
+	// coolMu makes "may this failure cool its deployment?" and the
+	// cooling one decision, so that concurrent failures never cool more
+	// than half of the pool. Only failures take it.
+	coolMu sync.Mutex
+	idem   bool
 }
 
 // New returns a pool of deployments. It reports an error when there is no
@@ -153,7 +161,8 @@ func New(deployments []Deployment, opts ...Option) (*Runnable, error) {
 	case c.window <= 0 || c.cooldown <= 0:
 		return nil, fmt.Errorf("pool: New: WithCooldown window %v and cooldown %v must be positive", c.window, c.cooldown)
 	}
-	r := &Runnable{affinity: c.affinity, allowed: c.allowedFails, window: c.window, cooldown: c.cooldown, idem: true}
+	r := &Runnable{affinity: c.affinity, allowed: c.allowedFails, window: c.window, cooldown: c.cooldown, idem: true,
+		tried: core.NewStateKey[uint64]("")}
 	for i, d := range deployments {
 		switch {
 		case d.Runnable == nil:
@@ -171,6 +180,11 @@ func New(deployments []Deployment, opts ...Option) (*Runnable, error) {
 		r.deps = append(r.deps, &deployment{Deployment: d, index: i, attrs: retry.CallAttributes(d.Runnable)})
 		r.idem = r.idem && core.IsIdempotent(d.Runnable)
 	}
+	names := make([]string, len(r.deps))
+	for i, d := range r.deps {
+		names[i] = d.Name
+	}
+	r.owner = core.NewStateKey[string]("pool.deployment:" + strings.Join(names, ","))
 	var err error
 	r.cooldowns, err = version.Meter(ScopeName, c.mp).Int64Counter("pool.cooldowns",
 		metric.WithDescription("Times a deployment was taken out of rotation."), metric.WithUnit("{cooldown}"))

@@ -6,6 +6,8 @@ import (
 	"encoding/hex"
 	"strconv"
 	"sync/atomic"
+
+	"github.com/steadfast-go/steadfast/core"
 )
 
 // AttemptInfo describes the attempt a context belongs to. In a Batch an
@@ -54,6 +56,11 @@ type attemptCtx struct {
 	maxAttempts int32
 	call        atomic.Uint64 // on root only; 0 until first asked
 	operation   string
+	// state is the call's core.State, on root only, unless the call
+	// inherited one from its context (an outer call's, or one given back
+	// with core.WithState). Its zero value costs nothing until a
+	// decorator stores something in it.
+	state core.State
 }
 
 func (c *attemptCtx) invocationID() string {
@@ -68,6 +75,12 @@ func (c *attemptCtx) invocationID() string {
 func (c *attemptCtx) Value(key any) any {
 	if key == (attemptKey{}) {
 		return c
+	}
+	if core.IsStateKey(key) {
+		if s := c.root.Context.Value(key); s != nil {
+			return s // the call's context had one: the call keeps it
+		}
+		return &c.root.state
 	}
 	return c.Context.Value(key)
 }

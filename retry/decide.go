@@ -98,7 +98,7 @@ func (c *call) verdict(ctx context.Context, n int, err error) decision {
 		return decision{outcome: OutcomeNotRetryable}
 	}
 	d := decision{retryable: true}
-	if !rejected(err) {
+	if !rejected(err) && n != c.reported {
 		c.recordAttempt(ctx, n, false)
 	}
 	if n >= c.maxAttempts {

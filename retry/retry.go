@@ -44,6 +44,10 @@ type RetryRunnable struct {
 	policies map[string]*RetryConfig
 	name     string           // core.NameOf(inner)
 	idem     core.Idempotency // the inner chain's, if it says
+	// resumer is the inner Runnable when core.CanResume says its chain
+	// can resume a stream, asked once, here: a Resume that cannot happen
+	// never costs a backoff, a budget's token or an attempt.
+	resumer core.Resumer
 	budget   Budget
 	holder   Holder          // budget, when it may hold first attempts
 	adaptive *AdaptiveBudget // budget, when it is one: its holding is read inline
@@ -146,6 +150,9 @@ func (r *RetryRunnable) bind(inner core.Runnable) {
 	r.name = core.NameOf(inner)
 	r.idem, _ = core.Find[core.Idempotency](inner)
 	r.callAttrs = CallAttributes(inner)
+	if resumer, ok := inner.(core.Resumer); ok && core.CanResume(inner) {
+		r.resumer = resumer
+	}
 }
 
 // CallAttributer is implemented by a Runnable that knows attributes worth

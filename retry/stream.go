@@ -22,10 +22,13 @@ import (
 // the commit no chunk is ever delivered twice. A stream that yields nothing
 // within ChunkTimeout after a chunk has stalled: it is cancelled with the
 // cause ErrStreamStalled. An error value or a stall after the commit is the
-// last value, unless ResumeStreams is set and the inner Runnable is a
-// core.Resumer: the failure is then classified and, when retryable,
-// resumed after the backoff, after the last chunk delivered; when resuming
-// gives up, the *Error (outcome committed) is the last value.
+// last value, unless ResumeStreams is set and the inner Runnable's chain can
+// resume (core.CanResume, asked once when the RetryRunnable is built): the
+// failure is then classified and, when retryable, resumed after the
+// backoff, after the last chunk delivered; when resuming gives up, the
+// *Error (outcome committed) is the last value. Over a chain that cannot
+// resume, a failure after the commit ends the stream at once: no backoff,
+// no budget, no attempt.
 //
 // Stream returns the *Error when creation retries run out. When retries run
 // out after a creation succeeded, the *Error is the only value on the
@@ -45,11 +48,11 @@ func (r *RetryRunnable) Stream(ctx context.Context, input any, opts ...core.Opti
 // Resume continues, through the retry layer, a stream of input after last,
 // the last chunk its consumer received: the inner Runnable's Resume, with
 // Stream's retries and commit (the resumed stream's first chunk). It
-// answers core.ErrNotResumable when the inner Runnable is not a
-// core.Resumer.
+// answers core.ErrNotResumable when the inner Runnable's chain cannot
+// resume (core.CanResume).
 func (r *RetryRunnable) Resume(ctx context.Context, input any, last any, opts ...core.Option) (<-chan any, error) {
-	resumer, ok := r.inner.(core.Resumer)
-	if !ok {
+	resumer := r.resumer
+	if resumer == nil {
 		return nil, fmt.Errorf("retry: inner Runnable cannot resume: %w", core.ErrNotResumable)
 	}
 	return r.stream(ctx, input, opts, true, func(ctx context.Context) (<-chan any, error) {
@@ -66,7 +69,7 @@ func (r *RetryRunnable) stream(ctx context.Context, input any, opts []core.Optio
 		return nil, e
 	}
 	cfg := s.c.cfg
-	s.resumer, _ = r.inner.(core.Resumer)
+	s.resumer = r.resumer
 	return streams.Forward(ctx, streams.Source{C: s.ch, Cancel: s.cancel}, s, streams.Config{
 		FirstTimeout:      cfg.FirstChunkTimeout,
 		FirstTimeoutError: s.firstChunkTimeout,
@@ -85,7 +88,7 @@ type streamCall struct {
 	opts    []core.Option
 	open    func(context.Context) (<-chan any, error) // the inner Stream, or Resume
 	resume  bool                                      // open is Resume: a retry, never held as a first attempt
-	resumer core.Resumer                              // the inner Runnable, when it resumes
+	resumer core.Resumer                              // the inner Runnable, when its chain can resume
 	n       int                                       // attempts made
 	cur     attempt                                   // the live attempt, once created
 	cancel  context.CancelCauseFunc                   // cancels the live attempt's stream
@@ -207,6 +210,7 @@ func (s *streamCall) Next(ctx context.Context, err error) (streams.Source, error
 func (s *streamCall) Committed(ctx context.Context) {
 	s.committedAt = s.n
 	s.c.recordSuccess(ctx, s.n)
+	s.c.reported = s.n // if it breaks and is resumed, it is not reported again
 }
 
 // Resume implements streams.Committer: the live attempt failed after the
@@ -214,6 +218,11 @@ func (s *streamCall) Committed(ctx context.Context) {
 // last. It returns the *Error that ends the stream when none may.
 func (s *streamCall) Resume(ctx context.Context, err error, last any) (streams.Source, error) {
 	broke := err // the failure that stopped the stream
+	if !core.CanResumeStream(s.c.first, s.c.r.inner) {
+		// This stream cannot resume (it committed on a candidate that
+		// cannot, or its id never came): no backoff, budget or attempt.
+		return streams.Source{}, broke
+	}
 	for {
 		s.last = err
 		e := s.c.retryOrStop(ctx, &s.cur, err)

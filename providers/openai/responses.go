@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"net/http"
 
 	oai "github.com/openai/openai-go/v3"
 	"github.com/openai/openai-go/v3/option"
@@ -14,7 +15,6 @@ import (
 
 	"github.com/steadfast-go/steadfast/core"
 	"github.com/steadfast-go/steadfast/llmhttp"
-	"github.com/steadfast-go/steadfast/retry"
 )
 
 // Responses is a core.Runnable over OpenAI's Responses API. Invoke takes a
@@ -31,7 +31,10 @@ type Responses struct {
 	client    oai.Client
 	model     string
 	resumable bool
-	streams   llmhttp.StreamIDs
+	// responseID is this Runnable's entry in each call's core.State: the
+	// id of the background response its stream reads, for Resume. It is
+	// durable, so a stream can resume in another process.
+	responseID *core.StateKey[string]
 }
 
 // resumableStreams is the option WithResumableStreams returns: a request
@@ -56,7 +59,7 @@ func WithResumableStreams() option.RequestOption {
 // on with option.WithMaxRetries, and WithResumableStreams makes its
 // streams resumable.
 func NewResponses(model string, opts ...option.RequestOption) *Responses {
-	r := &Responses{model: model}
+	r := &Responses{model: model, responseID: core.NewStateKey[string]("openai.responses.id")}
 	client := []option.RequestOption{option.WithMaxRetries(0)}
 	for _, o := range opts {
 		if _, ok := o.(resumableStreams); ok {
@@ -122,47 +125,65 @@ func (r *Responses) Stream(ctx context.Context, input any, _ ...core.Option) (<-
 	if err != nil {
 		return nil, err
 	}
-	id := ""
+	var st *core.State
 	if r.resumable {
 		params.Background, params.Store = param.NewOpt(true), param.NewOpt(true)
-		if info, ok := retry.AttemptFromContext(ctx); ok {
-			id = info.InvocationID
-		}
+		st = core.StateFrom(ctx)
 	}
 	s := r.client.Responses.NewStreaming(ctx, params)
 	if err := s.Err(); err != nil {
 		_ = s.Close()
 		return nil, AdaptError(err)
 	}
-	return r.pump(ctx, s, id, isOutput), nil
+	return r.pump(ctx, s, st, isOutput), nil
 }
 
 // Resume continues a background response's stream after last, the last
 // event the consumer received, from its sequence number: the events that
-// follow it, whole. It answers core.ErrNotResumable without
-// WithResumableStreams, for a stream it does not know (by the retry
-// layer's InvocationID), or when last is not one of its events.
+// follow it, whole: GET /responses/{id}?stream=true&starting_after=N, as
+// the API reference documents it. It answers core.ErrNotResumable without
+// WithResumableStreams, for a stream it does not know (the call's
+// core.State has no response id of this Runnable's), or when last is not
+// one of its events.
 func (r *Responses) Resume(ctx context.Context, _ any, last any, _ ...core.Option) (<-chan any, error) {
 	ev, ok := last.(responses.ResponseStreamEventUnion)
-	info, known := retry.AttemptFromContext(ctx)
-	var id string
-	if known {
-		id = r.streams.Get(info.InvocationID)
-	}
+	st := core.StateFrom(ctx)
+	id, _ := core.Load(st, r.responseID)
 	if !r.resumable || !ok || id == "" {
 		return nil, fmt.Errorf("openai: responses: no background response to resume: %w", core.ErrNotResumable)
 	}
-	s := r.client.Responses.GetStreaming(ctx, id, responses.ResponseGetParams{StartingAfter: param.NewOpt(ev.SequenceNumber)})
+	s := r.client.Responses.GetStreaming(ctx, id, responses.ResponseGetParams{StartingAfter: param.NewOpt(ev.SequenceNumber)},
+		option.WithQuery("stream", "true"), option.WithMiddleware(getWithoutBody))
 	if err := s.Err(); err != nil {
 		_ = s.Close()
 		return nil, AdaptError(err)
 	}
-	return r.pump(ctx, s, info.InvocationID, func(responses.ResponseStreamEventUnion) bool { return true }), nil
+	return r.pump(ctx, s, st, func(responses.ResponseStreamEventUnion) bool { return true }), nil
 }
 
-// pump forwards an SDK stream of events; key, when not "", is the call
-// whose response id it remembers for Resume.
-func (r *Responses) pump(ctx context.Context, s llmhttp.SDKStream[responses.ResponseStreamEventUnion], key string,
+// getWithoutBody drops the JSON body that openai-go v3 sends with a GET
+// ({"stream": true}): the stream is asked for in the query, as documented.
+func getWithoutBody(req *http.Request, next option.MiddlewareNext) (*http.Response, error) {
+	if req.Method == http.MethodGet && req.Body != nil {
+		req.Body, req.GetBody, req.ContentLength = http.NoBody, nil, 0
+		req.Header.Del("Content-Type")
+	}
+	return next(req)
+}
+
+// CanResume reports whether its streams resume (with WithResumableStreams)
+// and, for the stream of ctx's call, whether its response id is known.
+func (r *Responses) CanResume(ctx context.Context) bool {
+	if st := core.StateFrom(ctx); r.resumable && st != nil {
+		id, _ := core.Load(st, r.responseID)
+		return id != ""
+	}
+	return r.resumable
+}
+
+// pump forwards an SDK stream of events; with st, the call's state, it
+// remembers the response id there for Resume.
+func (r *Responses) pump(ctx context.Context, s llmhttp.SDKStream[responses.ResponseStreamEventUnion], st *core.State,
 	output func(responses.ResponseStreamEventUnion) bool) <-chan any {
 	var rec llmhttp.Response
 	return llmhttp.Pump(ctx, s, llmhttp.PumpConfig[responses.ResponseStreamEventUnion]{
@@ -171,8 +192,8 @@ func (r *Responses) pump(ctx context.Context, s llmhttp.SDKStream[responses.Resp
 		Fail:    inBandFailure,
 		Observe: func(ev responses.ResponseStreamEventUnion) {
 			if ev.Response.ID != "" {
-				if key != "" {
-					r.streams.Set(key, ev.Response.ID)
+				if st != nil {
+					core.Store(st, r.responseID, ev.Response.ID)
 				}
 				observeResponse(&rec, &ev.Response)
 			}

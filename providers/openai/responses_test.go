@@ -118,15 +118,16 @@ func TestResponsesPermanentFailuresAreNotRetried(t *testing.T) {
 }
 
 // A stream that breaks after its first output is not retried without
-// resumable streams: the break is the last value.
+// resumable streams: the break is the last value, at once, with no attempt
+// spent on a Resume that cannot happen.
 func TestResponsesBreakAfterOutputWithoutResume(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		srv := llmhttptest.New(answer("resp_1").Stream(6, io.ErrUnexpectedEOF), answer("resp_2").Stream(-1, nil))
 		cfg := streamCfg
 		cfg.ResumeStreams = true // asked for, but the streams are not resumable
 		events, last := streamThroughRetry(t, srv, cfg)
-		if text(events) != "Hello, resumed" || !errors.Is(last, io.ErrUnexpectedEOF) || !errors.Is(last, core.ErrNotResumable) || srv.Requests() != 1 {
-			t.Errorf("stream = %q, %v after %d requests, want the two deltas, then the break (not resumable), after 1", text(events), last, srv.Requests())
+		if text(events) != "Hello, resumed" || !errors.Is(last, io.ErrUnexpectedEOF) || errors.Is(last, core.ErrNotResumable) || srv.Requests() != 1 {
+			t.Errorf("stream = %q, %v after %d requests, want the two deltas, then the break as it came (no Resume tried), after 1", text(events), last, srv.Requests())
 		}
 	})
 }
@@ -150,8 +151,11 @@ func TestResponsesResumeExactly(t *testing.T) {
 			}
 		}
 		urls := srv.URLs()
-		if len(urls) != 2 || !strings.Contains(urls[1], "/responses/resp_1") || !strings.Contains(urls[1], "starting_after=5") {
-			t.Errorf("requests = %v, want the stream then GET /responses/resp_1 with starting_after=5", urls)
+		if len(urls) != 2 || !strings.HasSuffix(urls[1], "/responses/resp_1?starting_after=5&stream=true") {
+			t.Errorf("requests = %v, want the stream then GET /responses/resp_1?starting_after=5&stream=true", urls)
+		}
+		if bodies := srv.Bodies(); len(bodies) != 2 || bodies[1] != "" {
+			t.Errorf("resume request body = %q, want none: the stream is asked for in the query", bodies[len(bodies)-1])
 		}
 		if body := srv.Bodies()[0]; !strings.Contains(body, `"background":true`) || !strings.Contains(body, `"store":true`) {
 			t.Errorf("request = %s, want a background, stored response", body)

@@ -1,0 +1,212 @@
+package core
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"sync"
+)
+
+// State is what the decorators of one logical call remember about it
+// between its attempts: the deployment a stream was served by, the
+// deployments that failed it, the candidate a stream committed on, a
+// provider's response id. It lives with the call and ends with it, so it
+// can neither forget a live call nor grow with finished ones.
+//
+// The retry layer gives every call a State, found with StateFrom on the
+// context of each of its attempts; a call that already has one (an outer
+// retry layer's, or one given back with WithState) keeps it. A State is
+// safe for concurrent use; its zero value is ready.
+//
+// Entries whose key has a name survive a process: MarshalJSON writes
+// them, and a State read back with UnmarshalJSON and handed to a later
+// call with WithState answers for them, so that a stream broken with its
+// worker can resume on another.
+type State struct {
+	mu   sync.Mutex
+	vals map[any]any
+	// raw holds named entries read back by UnmarshalJSON, until a key of
+	// that name first asks for them.
+	raw map[string]json.RawMessage
+	// names holds the key of each named entry, for MarshalJSON.
+	names map[string]namedKey
+}
+
+// StateKey names one entry of a State, holding a T. Keys are compared by
+// identity: a decorator makes its keys once per instance, so that two
+// pools in one chain never share an entry.
+type StateKey[T any] struct {
+	name string
+}
+
+// namedKey is a StateKey of any type, for MarshalJSON and UnmarshalJSON.
+type namedKey interface{ keyName() string }
+
+func (k *StateKey[T]) keyName() string { return k.name }
+
+// NewStateKey returns a new key. A name makes its entries durable (written
+// by MarshalJSON, read back by UnmarshalJSON): it must be the same in the
+// process that writes the State and the one that reads it, and T must
+// round-trip through encoding/json. With name "" the entry stays in
+// memory.
+func NewStateKey[T any](name string) *StateKey[T] {
+	return &StateKey[T]{name: name}
+}
+
+type stateKey struct{}
+
+// IsStateKey reports whether key is the context key under which StateFrom
+// looks for a call's State: a context.Context of your own may answer it
+// from its Value method, as the retry layer's attempt contexts do to save
+// an allocation per call.
+func IsStateKey(key any) bool {
+	_, ok := key.(stateKey)
+	return ok
+}
+
+// WithState returns a context carrying s as the State of the calls made
+// with it: a retry layer called with it uses s rather than a State of its
+// own. It is how a State read back with UnmarshalJSON reaches a Resume.
+func WithState(ctx context.Context, s *State) context.Context {
+	return context.WithValue(ctx, stateKey{}, s)
+}
+
+// StateFrom returns the State of the call ctx belongs to, or nil outside
+// a call. Load, Store and Update accept a nil State: nothing is
+// remembered.
+func StateFrom(ctx context.Context) *State {
+	s, _ := ctx.Value(stateKey{}).(*State)
+	return s
+}
+
+// Load returns k's entry in s.
+func Load[T any](s *State, k *StateKey[T]) (T, bool) {
+	var zero T
+	if s == nil {
+		return zero, false
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	v, ok := s.load(k)
+	if !ok {
+		return zero, false
+	}
+	return v.(T), true
+}
+
+// load returns k's entry, decoding a raw one read back by UnmarshalJSON;
+// it runs under s.mu.
+func (s *State) load(k any) (any, bool) {
+	if v, ok := s.vals[k]; ok {
+		return v, true
+	}
+	nk, ok := k.(namedKey)
+	if !ok || nk.keyName() == "" || s.raw[nk.keyName()] == nil {
+		return nil, false
+	}
+	v, err := decodeRaw(nk, s.raw[nk.keyName()])
+	delete(s.raw, nk.keyName())
+	if err != nil {
+		return nil, false // an entry of another shape: as if none
+	}
+	s.set(k, nk, v)
+	return v, true
+}
+
+// decodeRaw decodes data into a value of k's type.
+func decodeRaw(k namedKey, data json.RawMessage) (any, error) {
+	d, ok := k.(interface {
+		decode(json.RawMessage) (any, error)
+	})
+	if !ok {
+		return nil, fmt.Errorf("core: state key %q cannot decode", k.keyName())
+	}
+	return d.decode(data)
+}
+
+func (k *StateKey[T]) decode(data json.RawMessage) (any, error) {
+	var v T
+	if err := json.Unmarshal(data, &v); err != nil {
+		return nil, err
+	}
+	return v, nil
+}
+
+// Store sets k's entry in s to v.
+func Store[T any](s *State, k *StateKey[T], v T) {
+	if s == nil {
+		return
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.set(k, k, v)
+}
+
+func (s *State) set(k any, nk namedKey, v any) {
+	if s.vals == nil {
+		s.vals = make(map[any]any)
+	}
+	s.vals[k] = v
+	if name := nk.keyName(); name != "" {
+		if s.names == nil {
+			s.names = make(map[string]namedKey)
+		}
+		s.names[name] = nk
+		delete(s.raw, name)
+	}
+}
+
+// Update sets k's entry in s to f of its entry (the zero value if none),
+// at once, and returns the new entry. f must not use s. With a nil s it
+// returns f(zero) and remembers nothing.
+func Update[T any](s *State, k *StateKey[T], f func(T) T) T {
+	var cur T
+	if s == nil {
+		return f(cur)
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if v, ok := s.load(k); ok {
+		cur = v.(T)
+	}
+	v := f(cur)
+	s.set(k, k, v)
+	return v
+}
+
+// MarshalJSON writes the entries whose keys have a name, and those read
+// back and not yet asked for, as one JSON object by name.
+func (s *State) MarshalJSON() ([]byte, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	out := make(map[string]json.RawMessage, len(s.names)+len(s.raw))
+	for name, raw := range s.raw {
+		out[name] = raw
+	}
+	for name, k := range s.names {
+		b, err := json.Marshal(s.vals[k])
+		if err != nil {
+			return nil, fmt.Errorf("core: state entry %q: %w", name, err)
+		}
+		out[name] = b
+	}
+	return json.Marshal(out)
+}
+
+// UnmarshalJSON reads entries written by MarshalJSON; each is decoded when
+// a key of its name first asks for it.
+func (s *State) UnmarshalJSON(data []byte) error {
+	var raw map[string]json.RawMessage
+	if err := json.Unmarshal(data, &raw); err != nil {
+		return fmt.Errorf("core: state: %w", err)
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.raw == nil {
+		s.raw = make(map[string]json.RawMessage, len(raw))
+	}
+	for name, v := range raw {
+		s.raw[name] = v
+	}
+	return nil
+}

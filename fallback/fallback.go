@@ -25,10 +25,10 @@ type Runnable struct {
 	// owner is this fallback's entry in each call's core.State: the
 	// candidate its stream committed on (durable, for a Resume in another
 	// process).
-	owner *core.StateKey[int]
-	switchIf   func(error) bool
-	input      func(candidate int, input any) any
-	tel        telemetry
+	owner    *core.StateKey[int]
+	switchIf func(error) bool
+	input    func(candidate int, input any) any
+	tel      telemetry
 }
 
 // New returns a Runnable over candidates, tried in order. It reports an

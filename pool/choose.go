@@ -7,7 +7,6 @@ import (
 	"math/rand/v2"
 	"net/http"
 	"time"
-
 )
 
 // choice is a call's deployment, or why there is none.

@@ -36,12 +36,12 @@ type call struct {
 	// by a panic can end them.
 	liveSpan   trace.Span
 	liveCancel context.CancelFunc
-	attempts   int  // attempts started
+	attempts   int // attempts started
 	// reported is an attempt already reported to the budget (a stream's
 	// committing attempt, reported a success at its first chunk): its
 	// failure, should it break and be resumed, is not reported again.
 	reported int
-	live       bool // an attempt is under way
+	live     bool // an attempt is under way
 	// ended is set once the call's end is recorded.
 	ended bool
 	// handedOff is set, once and for good, by a Stream's caller's

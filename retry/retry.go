@@ -47,7 +47,7 @@ type RetryRunnable struct {
 	// resumer is the inner Runnable when core.CanResume says its chain
 	// can resume a stream, asked once, here: a Resume that cannot happen
 	// never costs a backoff, a budget's token or an attempt.
-	resumer core.Resumer
+	resumer  core.Resumer
 	budget   Budget
 	holder   Holder          // budget, when it may hold first attempts
 	adaptive *AdaptiveBudget // budget, when it is one: its holding is read inline

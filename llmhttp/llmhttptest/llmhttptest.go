@@ -51,6 +51,17 @@ type Server struct {
 	script   []Reply
 	requests []*http.Request
 	bodies   []string
+	// answer, for a Server made by NewFunc, makes each reply; the
+	// requests are then counted, not kept.
+	answer func(req *http.Request, body string) Reply
+	count  int
+}
+
+// NewFunc returns a Server whose replies answer makes from each request
+// and its body, for tests that make many requests at once: the Server
+// counts them (Requests) but keeps none (URLs and Bodies are empty).
+func NewFunc(answer func(req *http.Request, body string) Reply) *Server {
+	return &Server{answer: answer}
 }
 
 // Bodies returns the bodies of the requests received, in order.
@@ -81,7 +92,7 @@ func (s *Server) URLs() []string {
 func (s *Server) Requests() int {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	return len(s.requests)
+	return len(s.requests) + s.count
 }
 
 // RoundTrip answers req with the next Reply.
@@ -94,14 +105,22 @@ func (s *Server) RoundTrip(req *http.Request) (*http.Response, error) {
 	if err := req.Context().Err(); err != nil {
 		return nil, err
 	}
-	s.mu.Lock()
-	s.requests = append(s.requests, req)
-	s.bodies = append(s.bodies, body.String())
-	r := Reply{Status: 500, Body: `{"error":{"message":"script exhausted","type":"server_error"}}`}
-	if len(s.script) > 0 {
-		r, s.script = s.script[0], s.script[1:]
+	var r Reply
+	if s.answer != nil {
+		s.mu.Lock()
+		s.count++
+		s.mu.Unlock()
+		r = s.answer(req, body.String())
+	} else {
+		s.mu.Lock()
+		s.requests = append(s.requests, req)
+		s.bodies = append(s.bodies, body.String())
+		r = Reply{Status: 500, Body: `{"error":{"message":"script exhausted","type":"server_error"}}`}
+		if len(s.script) > 0 {
+			r, s.script = s.script[0], s.script[1:]
+		}
+		s.mu.Unlock()
 	}
-	s.mu.Unlock()
 
 	h := http.Header{}
 	for k, v := range r.Header {

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"sync"
+	"sync/atomic"
 )
 
 // State is what the decorators of one logical call remember about it
@@ -23,6 +24,12 @@ import (
 // call with WithState answers for them, so that a stream broken with its
 // worker can resume on another.
 type State struct {
+	// d is made on the first write: a call whose decorators remember
+	// nothing costs a pointer.
+	d atomic.Pointer[stateData]
+}
+
+type stateData struct {
 	mu   sync.Mutex
 	vals map[any]any
 	// raw holds named entries read back by UnmarshalJSON, until a key of
@@ -30,6 +37,16 @@ type State struct {
 	raw map[string]json.RawMessage
 	// names holds the key of each named entry, for MarshalJSON.
 	names map[string]namedKey
+}
+
+// data returns s's entries, made when make is set and there are none yet;
+// it returns nil when there are none and make is not set.
+func (s *State) data(make bool) *stateData {
+	if d := s.d.Load(); d != nil || !make {
+		return d
+	}
+	s.d.CompareAndSwap(nil, &stateData{})
+	return s.d.Load()
 }
 
 // StateKey names one entry of a State, holding a T. Keys are compared by
@@ -85,9 +102,13 @@ func Load[T any](s *State, k *StateKey[T]) (T, bool) {
 	if s == nil {
 		return zero, false
 	}
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	v, ok := s.load(k)
+	d := s.data(false)
+	if d == nil {
+		return zero, false
+	}
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	v, ok := d.load(k)
 	if !ok {
 		return zero, false
 	}
@@ -95,8 +116,8 @@ func Load[T any](s *State, k *StateKey[T]) (T, bool) {
 }
 
 // load returns k's entry, decoding a raw one read back by UnmarshalJSON;
-// it runs under s.mu.
-func (s *State) load(k any) (any, bool) {
+// it runs under d.mu.
+func (s *stateData) load(k any) (any, bool) {
 	if v, ok := s.vals[k]; ok {
 		return v, true
 	}
@@ -137,12 +158,13 @@ func Store[T any](s *State, k *StateKey[T], v T) {
 	if s == nil {
 		return
 	}
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	s.set(k, k, v)
+	d := s.data(true)
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	d.set(k, k, v)
 }
 
-func (s *State) set(k any, nk namedKey, v any) {
+func (s *stateData) set(k any, nk namedKey, v any) {
 	if s.vals == nil {
 		s.vals = make(map[any]any)
 	}
@@ -164,27 +186,29 @@ func Update[T any](s *State, k *StateKey[T], f func(T) T) T {
 	if s == nil {
 		return f(cur)
 	}
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if v, ok := s.load(k); ok {
+	d := s.data(true)
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	if v, ok := d.load(k); ok {
 		cur = v.(T)
 	}
 	v := f(cur)
-	s.set(k, k, v)
+	d.set(k, k, v)
 	return v
 }
 
 // MarshalJSON writes the entries whose keys have a name, and those read
 // back and not yet asked for, as one JSON object by name.
 func (s *State) MarshalJSON() ([]byte, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	out := make(map[string]json.RawMessage, len(s.names)+len(s.raw))
-	for name, raw := range s.raw {
+	d := s.data(true)
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	out := make(map[string]json.RawMessage, len(d.names)+len(d.raw))
+	for name, raw := range d.raw {
 		out[name] = raw
 	}
-	for name, k := range s.names {
-		b, err := json.Marshal(s.vals[k])
+	for name, k := range d.names {
+		b, err := json.Marshal(d.vals[k])
 		if err != nil {
 			return nil, fmt.Errorf("core: state entry %q: %w", name, err)
 		}
@@ -200,13 +224,14 @@ func (s *State) UnmarshalJSON(data []byte) error {
 	if err := json.Unmarshal(data, &raw); err != nil {
 		return fmt.Errorf("core: state: %w", err)
 	}
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if s.raw == nil {
-		s.raw = make(map[string]json.RawMessage, len(raw))
+	d := s.data(true)
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	if d.raw == nil {
+		d.raw = make(map[string]json.RawMessage, len(raw))
 	}
 	for name, v := range raw {
-		s.raw[name] = v
+		d.raw[name] = v
 	}
 	return nil
 }

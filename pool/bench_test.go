@@ -5,9 +5,11 @@ import (
 	"testing"
 
 	"go.opentelemetry.io/otel/metric/noop"
+	tnoop "go.opentelemetry.io/otel/trace/noop"
 
 	"github.com/steadfast-go/steadfast/core"
 	"github.com/steadfast-go/steadfast/pool"
+	"github.com/steadfast-go/steadfast/retry"
 )
 
 var sink any
@@ -40,5 +42,26 @@ func BenchmarkInvoke(b *testing.B) {
 				sink, _ = p.Invoke(ctx, "q")
 			}
 		})
+	}
+}
+
+// BenchmarkRetryPool is the success path a user runs: a retry layer
+// around the pool, telemetry off.
+func BenchmarkRetryPool(b *testing.B) {
+	ok := core.RunnableFunc(func(context.Context, any, ...core.Option) (any, error) { return "ok", nil })
+	p, err := pool.New([]pool.Deployment{{Name: "a", Runnable: ok}, {Name: "b", Runnable: ok}, {Name: "c", Runnable: ok}},
+		pool.WithMeterProvider(noop.NewMeterProvider()))
+	if err != nil {
+		b.Fatal(err)
+	}
+	r, err := retry.New(p, retry.DefaultRetryConfig(),
+		retry.WithTracerProvider(tnoop.NewTracerProvider()), retry.WithMeterProvider(noop.NewMeterProvider()))
+	if err != nil {
+		b.Fatal(err)
+	}
+	ctx := context.Background()
+	b.ReportAllocs()
+	for b.Loop() {
+		sink, _ = r.Invoke(ctx, "q")
 	}
 }

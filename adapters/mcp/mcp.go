@@ -25,6 +25,7 @@
 package mcp
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -230,12 +231,23 @@ func arguments(input any) (any, error) {
 
 // conn is the session the tools of one server share, and its replacement
 // when it closes: one reconnect for every caller that saw the same session
-// close.
+// close. Its lock is never held across the network: callers that come
+// while a reconnect is under way wait for it, or for their own context.
 type conn struct {
 	mu        sync.Mutex
 	session   *mcpsdk.ClientSession
-	gen       int // the session's generation, one more for each reconnect
+	gen       int           // the session's generation, one more for each reconnect
+	pending   *reconnecting // the reconnect under way, if any
 	reconnect func(context.Context) (*mcpsdk.ClientSession, error)
+}
+
+// reconnecting is a reconnect under way; done is closed when it ends.
+type reconnecting struct {
+	done chan struct{}
+	err  error
+	// abandoned is set when it failed because the caller that ran it
+	// gave up: a caller still waiting runs one of its own.
+	abandoned bool
 }
 
 func (c *conn) get() (*mcpsdk.ClientSession, int) {
@@ -245,21 +257,61 @@ func (c *conn) get() (*mcpsdk.ClientSession, int) {
 }
 
 // replace replaces session generation gen, unless another caller already
-// has. Callers that come while it reconnects wait for it.
+// has. A caller that comes while a reconnect is under way shares it, and
+// returns at once with its own error when its context ends first.
 func (c *conn) replace(ctx context.Context, gen int) error {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	if c.gen != gen {
-		return nil // replaced already
+	for {
+		c.mu.Lock()
+		if c.gen != gen {
+			c.mu.Unlock()
+			return nil // replaced already
+		}
+		if p := c.pending; p != nil {
+			c.mu.Unlock()
+			select {
+			case <-p.done:
+				if p.err != nil && !p.abandoned {
+					return p.err
+				}
+				continue // replaced, or the caller that ran it gave up: look again
+			case <-ctx.Done():
+				return context.Cause(ctx)
+			}
+		}
+		p := &reconnecting{done: make(chan struct{})}
+		c.pending = p
+		c.mu.Unlock()
+		return c.run(ctx, p)
 	}
-	s, err := c.reconnect(ctx)
-	if err != nil {
-		return err
-	}
-	if s == nil {
-		return errors.New("the reconnect function returned no session")
-	}
-	_ = c.session.Close() // the old one is gone; closing it releases what it held
-	c.session, c.gen = s, c.gen+1
-	return nil
 }
+
+// run makes reconnect p on the caller's goroutine, with no lock held, and
+// installs the new session.
+func (c *conn) run(ctx context.Context, p *reconnecting) (err error) {
+	var s *mcpsdk.ClientSession
+	defer func() { // also when reconnect panics: the waiters must not wait for ever
+		var old *mcpsdk.ClientSession
+		c.mu.Lock()
+		c.pending = nil
+		if err == nil && s != nil {
+			old, c.session, c.gen = c.session, s, c.gen+1
+		} else {
+			p.err = cmp.Or(err, errReconnectPanicked)
+			p.abandoned = ctx.Err() != nil || err == nil
+		}
+		close(p.done)
+		c.mu.Unlock()
+		if old != nil {
+			_ = old.Close() // the old one is gone; closing it releases what it held
+		}
+	}()
+	s, err = c.reconnect(ctx)
+	if err == nil && s == nil {
+		err = errors.New("the reconnect function returned no session")
+	}
+	return err
+}
+
+// errReconnectPanicked is what the callers waiting on a reconnect that
+// panicked see: they run one of their own.
+var errReconnectPanicked = errors.New("the reconnect function panicked")

@@ -365,3 +365,89 @@ func TestStreamableHTTPServerRestart(t *testing.T) {
 		t.Errorf("after the restart: Invoke() = %v, %v with %d reconnects, want found after one", out, err, reconnects.Load())
 	}
 }
+
+// A reconnect holds no lock across the network: a caller whose context
+// ends while another caller's reconnect is under way returns at once with
+// its own error; a caller that ran the reconnect and gives up hands it to
+// one still waiting; the others share one reconnect.
+func TestReconnectNeverHoldsCallersBehindIt(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		var srv *server
+		hold := make(chan struct{})
+		var reconnects atomic.Int32
+		var mu sync.Mutex
+		var sessions []*mcpsdk.ClientSession
+		t.Cleanup(func() {
+			mu.Lock()
+			defer mu.Unlock()
+			for _, cs := range sessions {
+				cs.Close()
+			}
+		})
+		slowReconnect := mcp.WithReconnect(func(ctx context.Context) (*mcpsdk.ClientSession, error) {
+			reconnects.Add(1)
+			select {
+			case <-hold: // the network answers
+			case <-ctx.Done():
+				return nil, ctx.Err()
+			}
+			cs, err := srv.connect(ctx)
+			if err == nil {
+				mu.Lock()
+				sessions = append(sessions, cs)
+				mu.Unlock()
+			}
+			return cs, err
+		})
+		srv, tools, _ := setup(t, mcp.WithTrustAnnotations(), slowReconnect)
+		search := retried(t, tools["search"], retry.RetryConfig{MaxRetries: 3, InitialBackoff: time.Millisecond, MaxBackoff: time.Millisecond})
+		srv.dropSessions()
+
+		invoke := func(ctx context.Context) <-chan error {
+			done := make(chan error, 1)
+			go func() {
+				_, err := search.Invoke(ctx, nil)
+				done <- err
+			}()
+			return done
+		}
+		leaderCtx, leaderGivesUp := context.WithCancel(t.Context())
+		leader := invoke(leaderCtx)
+		synctest.Wait() // the leader is in the reconnect
+		waiterCtx, waiterGivesUp := context.WithCancel(t.Context())
+		waiter := invoke(waiterCtx)
+		patient := invoke(t.Context())
+		synctest.Wait() // both wait for the leader's reconnect
+
+		waiterGivesUp()
+		synctest.Wait()
+		select {
+		case err := <-waiter:
+			if !errors.Is(err, context.Canceled) {
+				t.Errorf("a waiter whose context ended: Invoke() = %v, want its own context.Canceled", err)
+			}
+		default:
+			t.Fatal("a waiter whose context ended is still waiting behind the reconnect")
+		}
+
+		leaderGivesUp()
+		synctest.Wait() // the patient caller runs a reconnect of its own
+		if err := <-leader; !errors.Is(err, context.Canceled) {
+			t.Errorf("the leader that gave up: Invoke() = %v, want context.Canceled", err)
+		}
+		if n := reconnects.Load(); n != 2 {
+			t.Errorf("reconnects = %d, want 2: the abandoned one, and the patient caller's", n)
+		}
+		others := []<-chan error{patient, invoke(t.Context()), invoke(t.Context())}
+		synctest.Wait()
+		close(hold)
+		for i, done := range others {
+			if err := <-done; err != nil {
+				t.Errorf("caller %d after the reconnect: Invoke() = %v, want success", i, err)
+			}
+		}
+		if n := reconnects.Load(); n != 2 {
+			t.Errorf("reconnects = %d, want 2: callers that came meanwhile share the patient caller's", n)
+		}
+	})
+}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"slices"
+	"sync"
 	"testing"
 	"testing/synctest"
 	"time"
@@ -442,4 +443,49 @@ func TestFailuresCoolAtMostHalfTheDeployments(t *testing.T) {
 			t.Errorf("deployments still called after their first failure = %d, want 2 of 4 (half cooled)", serving)
 		}
 	})
+}
+
+// 400 failures at once over 4 deployments, trial after trial, never cool
+// more than half of them: whether a failure may cool its deployment and
+// the cooling are one decision.
+func TestConcurrentFailuresCoolAtMostHalfTheDeployments(t *testing.T) {
+	for trial := range 30 {
+		var ds []pool.Deployment
+		var mocks []*mock.Runnable
+		for _, n := range []string{"a", "b", "c", "d"} {
+			m := mock.New(mock.Fail(err503))
+			mocks = append(mocks, m)
+			ds = append(ds, pool.Deployment{Name: n, Runnable: m})
+		}
+		p := newPool(t, ds, pool.WithCooldown(1, time.Minute, time.Hour))
+		start := make(chan struct{})
+		var wg sync.WaitGroup
+		for range 400 {
+			wg.Go(func() {
+				<-start
+				_, _ = p.Invoke(t.Context(), "q")
+			})
+		}
+		close(start)
+		wg.Wait()
+		before := make([]int, len(mocks))
+		for i, m := range mocks {
+			before[i] = m.CallCount()
+		}
+		for range 40 {
+			_, err := p.Invoke(t.Context(), "q")
+			if _, unavailable := errors.AsType[*pool.UnavailableError](err); unavailable {
+				t.Fatalf("trial %d: every deployment cooled down by failures alone", trial)
+			}
+		}
+		serving := 0
+		for i, m := range mocks {
+			if m.CallCount() > before[i] {
+				serving++
+			}
+		}
+		if serving < 2 {
+			t.Fatalf("trial %d: deployments still serving after 400 concurrent failures = %d, want at least 2 of 4", trial, serving)
+		}
+	}
 }

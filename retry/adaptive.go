@@ -315,7 +315,8 @@ func (p *Pacing) share(n, ok int64) float64 {
 }
 
 // Reserve adds the tokens earned at rate since its last call (the bucket
-// holds at most a tenth of a second of them) and takes one: the wait until
+// holds at most burstSpan, a hundredth of a second, of them, and at least
+// one) and takes one: the wait until
 // it is due, or false, taking nothing, when that would be longer than
 // maxWait or the setting's.
 func (p *Pacing) Reserve(now time.Time, rate float64, maxWait time.Duration) (time.Duration, bool) {

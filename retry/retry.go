@@ -18,8 +18,10 @@ import (
 // OpenTelemetry.
 //
 // Invoke retries the call; Batch re-sends only the failed items; Stream
-// retries creation and the wait for the first chunk, and never anything after
-// it.
+// retries creation and the wait for the first chunk, and never delivers a
+// chunk twice: after the first chunk, a failure ends the stream unless
+// ResumeStreams is set and the inner chain can resume (core.CanResume), in
+// which case the stream is resumed after the last chunk delivered.
 //
 // Concurrency: a RetryRunnable is safe for concurrent use. Invoke and Batch
 // start no goroutine and stop every timer they start; Stream starts one,

@@ -123,9 +123,10 @@ type opKey struct {
 	maxRetries int
 }
 
-// opAttrs are the prebuilt span start options and measurement options of one
-// operation, method and policy, so the success path neither builds
-// attributes nor allocates for them.
+// opAttrs are the prebuilt span attributes (set on the call span when it
+// ends, in one call) and measurement options of one operation, method and
+// policy, so the success path neither builds attributes nor allocates for
+// them.
 type opAttrs struct {
 	key        opKey
 	call       []attribute.KeyValue    // the call span's policy attributes

@@ -113,7 +113,8 @@ func TestNoResumeIsTriedThroughAChainThatCannotResume(t *testing.T) {
 			if !core.CanResume(wrap(inner)) {
 				t.Fatalf("%s over a Resumer: CanResume = false", name)
 			}
-			got, last, budget, attempts, elapsed := streamResuming(t, chain)
+			res := streamResuming(t, chain)
+			got, last, budget, attempts, elapsed := res.chunks, res.last, res.budget, res.attempts, res.took
 			if !slices.Equal(got, []any{1}) || !errors.Is(last, io.ErrUnexpectedEOF) {
 				t.Errorf("%s: stream = %v, %v; want 1, then the break", name, got, last)
 			}
@@ -122,7 +123,8 @@ func TestNoResumeIsTriedThroughAChainThatCannotResume(t *testing.T) {
 					name, last, budget.reserved, attempts, elapsed)
 			}
 
-			got, last, budget, attempts, _ = streamResuming(t, wrap(inner))
+			res = streamResuming(t, wrap(inner))
+			got, last, budget, attempts = res.chunks, res.last, res.budget, res.attempts
 			if !slices.Equal(got, []any{1, 2, 3}) || last != nil || budget.reserved != 1 || attempts != 2 {
 				t.Errorf("%s over a Resumer: stream = %v, %v, budget asked %d times, %d attempts; want 1 2 3, once, 2",
 					name, got, last, budget.reserved, attempts)
@@ -144,7 +146,8 @@ func TestAStreamOnACandidateThatCannotResumeEndsAtOnce(t *testing.T) {
 		if !core.CanResume(fb) {
 			t.Fatal("fallback with a resumable candidate: CanResume = false")
 		}
-		got, last, budget, attempts, elapsed := streamResuming(t, fb)
+		res := streamResuming(t, fb)
+		got, last, budget, attempts, elapsed := res.chunks, res.last, res.budget, res.attempts, res.took
 		if !slices.Equal(got, []any{1}) || !errors.Is(last, io.ErrUnexpectedEOF) || budget.reserved != 0 || attempts != 1 || elapsed != 0 {
 			t.Errorf("stream = %v, %v, budget asked %d times, %d attempts, %v slept; want 1, the break, 0, 1, 0s",
 				got, last, budget.reserved, attempts, elapsed)
@@ -157,7 +160,8 @@ func TestAStreamOnACandidateThatCannotResumeEndsAtOnce(t *testing.T) {
 // again as a failure when it breaks), the resumed one when it ends.
 func TestAResumedStreamReportsEachAttemptOnce(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		got, last, budget, _, _ := streamResuming(t, &breaksOnce{n: 3})
+		res := streamResuming(t, &breaksOnce{n: 3})
+		got, last, budget := res.chunks, res.last, res.budget
 		if !slices.Equal(got, []any{1, 2, 3}) || last != nil {
 			t.Fatalf("stream = %v, %v, want 1 2 3", got, last)
 		}
@@ -167,13 +171,21 @@ func TestAResumedStreamReportsEachAttemptOnce(t *testing.T) {
 	})
 }
 
+// resumed is what streamResuming saw.
+type resumed struct {
+	chunks   []any
+	last     error
+	budget   *recordingBudget
+	attempts int           // attempt spans
+	took     time.Duration // the call's time, start to end
+}
+
 // streamResuming streams through retry, with ResumeStreams and a recording
-// budget, around inner, and returns the chunks, the error value, the
-// budget, the attempt spans and the time the call took.
-func streamResuming(t *testing.T, inner core.Runnable) (chunks []any, last error, budget *recordingBudget, attempts int, took time.Duration) {
+// budget, around inner.
+func streamResuming(t *testing.T, inner core.Runnable) resumed {
 	t.Helper()
 	rec := tracetest.NewSpanRecorder()
-	budget = &recordingBudget{}
+	budget := &recordingBudget{}
 	cfg := retry.RetryConfig{MaxRetries: 2, InitialBackoff: time.Second, MaxBackoff: time.Second, ResumeStreams: true}
 	r, err := retry.New(inner, cfg, retry.WithBudget(budget),
 		retry.WithTracerProvider(sdktrace.NewTracerProvider(sdktrace.WithSpanProcessor(rec))), retry.WithMeterProvider(noop.NewMeterProvider()))
@@ -185,13 +197,14 @@ func streamResuming(t *testing.T, inner core.Runnable) (chunks []any, last error
 	if err != nil {
 		t.Fatal(err)
 	}
-	chunks, last = readAll(ch)
-	took = time.Since(start)
+	chunks, last := readAll(ch)
+	took := time.Since(start)
 	synctest.Wait()
+	attempts := 0
 	for _, s := range rec.Ended() {
 		if s.Name() == "retry.attempt" {
 			attempts++
 		}
 	}
-	return chunks, last, budget, attempts, took
+	return resumed{chunks, last, budget, attempts, took}
 }

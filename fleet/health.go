@@ -28,8 +28,11 @@ const (
 )
 
 // probeEvery is how long a Limiter decides locally after Redis failed it,
-// before one call tries Redis again.
-const probeEvery = time.Second
+// before one call tries Redis again: short, so that the replicas of a fleet
+// come back to the shared bucket within a tenth of a second of each other
+// (a replica still deciding locally spends its share unseen by the shared
+// bucket), and a probe that finds Redis still away costs one bounded call.
+const probeEvery = 100 * time.Millisecond
 
 // health tracks whether Redis answers, for one Limiter or Budget: it logs
 // each change once and counts each fall back.
@@ -66,7 +69,7 @@ func newHealth(c config, component, key string) (*health, error) {
 }
 
 // local reports whether a call should decide locally: while Redis is down,
-// except for one call a second, which probes it.
+// except for one call every probeEvery, which probes it.
 func (h *health) local() bool {
 	if !h.down.Load() {
 		return false

@@ -22,9 +22,10 @@ import (
 //
 // Each Reserve is one Redis round trip, bounded by WithTimeout; so is each
 // Adjust. When Redis does not answer in time, the Limiter decides locally
-// with its share of the limit (WithFallbackShare), tries Redis again with one
-// call a second, and goes back to the shared bucket as soon as it answers.
-// It is safe for concurrent use.
+// with its share of the limit (WithFallbackShare), promising turns at most
+// a quarter of a second ahead (a call that would wait longer is refused),
+// tries Redis again with one call every tenth of a second, and goes back to
+// the shared bucket as soon as it answers. It is safe for concurrent use.
 type Limiter struct {
 	client  redis.UniversalClient
 	key     string
@@ -119,6 +120,16 @@ func (l *Limiter) comeBack() {
 // to have stayed as Redis last told it.
 const staleView = time.Second
 
+// localHorizon is how far ahead a Limiter deciding locally promises turns:
+// a call that would wait longer is refused. What a replica has promised
+// when Redis answers again is taken from the shared bucket at once, which
+// gives those turns the first slots of the shared queue; promised over a
+// span no longer than the one those slots cover (the fleet's shares add up
+// to the whole rate), they go out when the shared bucket expects them.
+// Promised over seconds, they would go out while the shared bucket, its
+// debt already repaid, lets the rest of the fleet use the whole rate.
+const localHorizon = 250 * time.Millisecond
+
 // take takes n tokens from lim at once, into debt beyond its burst.
 func take(lim *rate.Limiter, now time.Time, n int) {
 	for burst := lim.Burst(); n > 0; n -= burst {
@@ -133,7 +144,7 @@ func (l *Limiter) Reserve(ctx context.Context, n int, maxWait time.Duration) (ti
 	}
 	if l.h.local() {
 		l.h.traceLocal(ctx)
-		return l.local.Load().backend.Reserve(ctx, n, maxWait)
+		return l.local.Load().backend.Reserve(ctx, n, min(maxWait, localHorizon))
 	}
 	limit := -1.0
 	if maxWait < rate.InfDuration {
@@ -147,7 +158,7 @@ func (l *Limiter) Reserve(ctx context.Context, n int, maxWait time.Duration) (ti
 		}
 		l.h.failed(err)
 		l.h.traceLocal(ctx)
-		return l.local.Load().backend.Reserve(ctx, n, maxWait)
+		return l.local.Load().backend.Reserve(ctx, n, min(maxWait, localHorizon))
 	}
 	l.h.ok()
 	return wait, ok, nil

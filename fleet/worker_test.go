@@ -103,6 +103,13 @@ func runWorker(kind string) (int, error) {
 		return limiterWorker(c, key, start, run)
 	case "quota":
 		return quotaWorker(c, key, start, run)
+	case "quota-reserve":
+		// As an operator deployed it: a client that never retries and
+		// dials within 50 ms.
+		rc := redis.NewClient(&redis.Options{Addr: os.Getenv("REDIS_ADDR"), ContextTimeoutEnabled: true,
+			MaxRetries: -1, DialTimeout: 50 * time.Millisecond})
+		defer rc.Close()
+		return quotaReserveWorker(rc, key, start, run)
 	case "budget", "local-budget":
 		load, err := strconv.Atoi(os.Getenv(loadEnv))
 		if err != nil {

@@ -34,6 +34,9 @@ func (r *RetryRunnable) Batch(ctx context.Context, inputs []any, opts ...core.Op
 	}
 	ctx = r.begin(ctx, &b.c, methodBatch, opts)
 	defer b.c.endIfUnwinding(ctx)
+	if len(b.c.cfg.MaxRetriesByClass) > 0 {
+		b.tallies = make([]classTally, len(inputs))
+	}
 	b.c.hold(ctx)
 	for i := range b.pending {
 		b.pending[i] = i
@@ -57,9 +60,10 @@ type batchCall struct {
 	inputs  []any
 	opts    []core.Option
 	outs    []any
-	errs    []error // final errors, *Error entries
-	last    []error // the last attempt's error of each failed item, by index
-	pending []int   // indexes still to send, in order
+	errs    []error      // final errors, *Error entries
+	last    []error      // the last attempt's error of each failed item, by index
+	pending []int        // indexes still to send, in order
+	tallies []classTally // each item's retries by class, for MaxRetriesByClass
 	// rewritten holds the items' inputs once NextInput has rewritten one;
 	// nil until then, the caller's inputs being never modified.
 	rewritten []any
@@ -95,17 +99,26 @@ func (b *batchCall) round(ctx context.Context, n int) {
 		c.endAttempt(ctx, &a, nil, decision{})
 		return
 	}
-	ends := make([]Outcome, len(errs))
-	d := c.decide(ctx, n, errs, ends)
+	ends, limits, tallies := make([]Outcome, len(errs)), make([]Class, len(errs)), make([]*classTally, len(errs))
+	for i := range tallies {
+		switch {
+		case whole:
+			tallies[i] = &c.tally // a whole-batch failure is the call's
+		case b.tallies != nil:
+			tallies[i] = &b.tallies[failed[i]]
+		}
+	}
+	d := c.decide(ctx, n, errs, tallies, ends, limits)
 	c.endAttempt(ctx, &a, errs[0], d)
 	var again []int
 	for i, idx := range failed {
-		end := ends[0] // a whole-batch failure is one failure for every item
+		end, limit := ends[0], limits[0] // a whole-batch failure is one failure for every item
 		if !whole {
-			end = ends[i]
+			end, limit = ends[i], limits[i]
 		}
 		if end != "" {
 			b.finish([]int{idx}, end, n)
+			b.errs[idx].(*Error).Class = limit
 			continue
 		}
 		again = append(again, idx)

@@ -41,7 +41,10 @@ type call struct {
 	// committing attempt, reported a success at its first chunk): its
 	// failure, should it break and be resumed, is not reported again.
 	reported int
-	live     bool // an attempt is under way
+	// tally counts the call's retries by class, for MaxRetriesByClass
+	// (in a Batch, a whole-batch failure's).
+	tally classTally
+	live  bool // an attempt is under way
 	// ended is set once the call's end is recorded.
 	ended bool
 	// handedOff is set, once and for good, by a Stream's caller's
@@ -190,7 +193,8 @@ func (c *call) endAttempt(ctx context.Context, a *attempt, err error, d decision
 		return
 	}
 	a.span.SetStatus(codes.Error, err.Error())
-	kv := append(attemptAttr(a.n)[:1:1], attrErrorType.String(errproto.Type(err)), AttrRetryable.Bool(d.retryable))
+	kv := append(attemptAttr(a.n)[:1:1], attrErrorType.String(errproto.Type(err)), AttrRetryable.Bool(d.retryable),
+		AttrClass.String(errproto.Class(err)))
 	if d.outcome == "" {
 		kv = append(kv, AttrBackoff.Float64(d.delay.Seconds()), AttrBackoffSource.String(d.source.String()))
 	}
@@ -325,14 +329,16 @@ func (c *call) record(ctx context.Context, err *Error, extra ...attribute.KeyVal
 // decision, the end of the attempt and the backoff. It returns nil when
 // the next attempt may start, else the *Error that ends the call.
 func (c *call) retryOrStop(ctx context.Context, a *attempt, err error) *Error {
-	errs, ends := [1]error{err}, [1]Outcome{}
-	d := c.decide(ctx, a.n, errs[:], ends[:])
+	errs, ends, limits, tallies := [1]error{err}, [1]Outcome{}, [1]Class{}, [1]*classTally{&c.tally}
+	d := c.decide(ctx, a.n, errs[:], tallies[:], ends[:], limits[:])
 	c.endAttempt(ctx, a, err, d)
 	if d.outcome == "" {
 		d.outcome = c.sleep(ctx, a.n, err, d, 1)
 	}
 	if d.outcome != "" {
-		return c.newError(d.outcome, a.n, err)
+		e := c.newError(d.outcome, a.n, err)
+		e.Class = d.limit
+		return e
 	}
 	return nil
 }

@@ -3,7 +3,9 @@ package retry
 import (
 	"context"
 	"fmt"
+	"maps"
 	"math"
+	"slices"
 	"time"
 )
 
@@ -54,6 +56,13 @@ type RetryConfig struct {
 	// reports false. Such a Runnable should deduplicate by the InvocationID
 	// of AttemptFromContext.
 	RetryNonIdempotent bool
+	// MaxRetriesByClass, when set, bounds the retries a call makes after
+	// failures of a class (ClassOf), within MaxRetries: {rate_limit: 5,
+	// timeout: 1} retries rate limits five times and timeouts once. A
+	// class it leaves out is bounded by MaxRetries alone. In a Batch each
+	// item counts its own. A call that meets a class's bound ends
+	// exhausted, and its *Error's Class names the class.
+	MaxRetriesByClass map[Class]int
 	// RetryIf, when set, decides which errors are retried, after an error's
 	// own Retryable() verdict and before every other rule. Not written to JSON.
 	RetryIf func(error) bool `json:"-"`
@@ -148,6 +157,14 @@ func (c RetryConfig) Validate() error {
 		return bad("FirstChunkTimeout", "is %v, must not be negative", c.FirstChunkTimeout)
 	case c.ChunkTimeout < 0:
 		return bad("ChunkTimeout", "is %v, must not be negative", c.ChunkTimeout)
+	}
+	for _, class := range slices.Sorted(maps.Keys(c.MaxRetriesByClass)) {
+		switch n := c.MaxRetriesByClass[class]; {
+		case class.index() < 0:
+			return bad("MaxRetriesByClass", "has an unknown class %q: want one of %v", class, classes)
+		case n < 0:
+			return bad("MaxRetriesByClass", "has %d for %s, must not be negative", n, class)
+		}
 	}
 	return nil
 }

@@ -28,6 +28,7 @@ var configFields = []configField{
 	{"chunk_timeout", "ChunkTimeout", func(c *RetryConfig) any { return &c.ChunkTimeout }},
 	{"resume_streams", "ResumeStreams", func(c *RetryConfig) any { return &c.ResumeStreams }},
 	{"retry_non_idempotent", "RetryNonIdempotent", func(c *RetryConfig) any { return &c.RetryNonIdempotent }},
+	{"max_retries_by_class", "MaxRetriesByClass", func(c *RetryConfig) any { return &c.MaxRetriesByClass }},
 }
 
 func jsonName(goName string) string {
@@ -44,17 +45,24 @@ func jsonName(goName string) string {
 func (c RetryConfig) MarshalJSON() ([]byte, error) {
 	var b bytes.Buffer
 	b.WriteByte('{')
-	for i, f := range configFields {
-		if i > 0 {
-			b.WriteByte(',')
-		}
+	first := true
+	for _, f := range configFields {
 		var v any
 		switch p := f.ptr(&c).(type) {
 		case *time.Duration:
 			v = p.String()
+		case *map[Class]int:
+			if len(*p) == 0 {
+				continue // none: the field is left out, as in a policy file
+			}
+			v = p
 		default:
 			v = p
 		}
+		if !first {
+			b.WriteByte(',')
+		}
+		first = false
 		val, err := json.Marshal(v)
 		if err != nil {
 			return nil, fmt.Errorf("retry: RetryConfig.%s: %w", f.goName, err)
@@ -116,6 +124,15 @@ func (f configField) decode(c *RetryConfig, val json.RawMessage) error {
 			return fmt.Errorf("has a bad duration %q: want a Go duration such as \"500ms\"", s)
 		}
 		*p = d
+		return nil
+	case *map[Class]int:
+		// A fresh map: decoding into the one the value was copied from
+		// would change the policy it came from (a "default" entry).
+		m := map[Class]int{}
+		if err := json.Unmarshal(val, &m); err != nil {
+			return fmt.Errorf("wants an object of class names and numbers such as {\"rate_limit\": 5}, got %s", val)
+		}
+		*p = m
 		return nil
 	default:
 		dec := json.NewDecoder(bytes.NewReader(val))

@@ -11,6 +11,7 @@ import (
 // ends the call (in a Batch, every item of the round).
 type decision struct {
 	outcome   Outcome // non-empty: stop with this outcome
+	limit     Class   // the class whose MaxRetriesByClass bound ended it, if one did
 	retryable bool    // a failure was classified retryable
 	delay     time.Duration
 	source    BackoffSource
@@ -33,18 +34,20 @@ type decision struct {
 //     output): a refusal ends it; the longest wait a pacing budget asks
 //     for replaces the delay when longer, and must not pass the deadline.
 
-// decide applies the rules to attempt n's failures errs. It writes in
-// ends[i] the outcome that ends failure i, or "" when it goes again after
-// the decision's delay. The decision's outcome is set when none goes again.
-func (c *call) decide(ctx context.Context, n int, errs []error, ends []Outcome) decision {
+// decide applies the rules to attempt n's failures errs, each counted in
+// its tallies[i] of retries by class. It writes in ends[i] the outcome that
+// ends failure i, or "" when it goes again after the decision's delay, and
+// in limits[i] the class whose bound ended it, if one did. The decision's
+// outcome is set when none goes again.
+func (c *call) decide(ctx context.Context, n int, errs []error, tallies []*classTally, ends []Outcome, limits []Class) decision {
 	if cerr := ctx.Err(); cerr != nil {
 		return endAll(decision{outcome: ctxOutcome(cerr)}, ends)
 	}
 	var d decision
 	again := 0
 	for i, err := range errs {
-		v := c.verdict(ctx, n, err)
-		ends[i] = v.outcome
+		v := c.verdict(ctx, n, err, tallies[i])
+		ends[i], limits[i] = v.outcome, v.limit
 		d.retryable = d.retryable || v.retryable
 		if v.outcome == "" {
 			again++
@@ -54,7 +57,7 @@ func (c *call) decide(ctx context.Context, n int, errs []error, ends []Outcome) 
 		}
 	}
 	if again == 0 {
-		d.outcome = ends[0]
+		d.outcome, d.limit = ends[0], limits[0]
 		return d
 	}
 	if d.source == 0 {
@@ -90,10 +93,10 @@ func (c *call) decide(ctx context.Context, n int, errs []error, ends []Outcome) 
 	return d
 }
 
-// verdict decides whether attempt n's failure err may be retried at all.
-// When it may, the decision carries the server's hint, if any, as its
-// delay.
-func (c *call) verdict(ctx context.Context, n int, err error) decision {
+// verdict decides whether attempt n's failure err may be retried at all,
+// counting the retry in tally by err's class. When it may, the decision
+// carries the server's hint, if any, as its delay.
+func (c *call) verdict(ctx context.Context, n int, err error, tally *classTally) decision {
 	if !c.retryable(err) {
 		return decision{outcome: OutcomeNotRetryable}
 	}
@@ -104,6 +107,14 @@ func (c *call) verdict(ctx context.Context, n int, err error) decision {
 	if n >= c.maxAttempts {
 		d.outcome = OutcomeExhausted
 		return d
+	}
+	if bounds := c.cfg.MaxRetriesByClass; len(bounds) > 0 && tally != nil {
+		class := ClassOf(err)
+		if bound, ok := bounds[class]; ok && tally[class.index()] >= bound {
+			d.outcome, d.limit = OutcomeExhausted, class
+			return d
+		}
+		tally[class.index()]++
 	}
 	if hint, ok := errproto.RetryAfter(err); ok {
 		if hint > c.cfg.maxRetryAfter() {

@@ -52,6 +52,9 @@ type Error struct {
 	Outcome Outcome
 	// Attempts is the number of attempts made.
 	Attempts int
+	// Class is the class of failure whose RetryConfig.MaxRetriesByClass
+	// bound ended the call (outcome exhausted), "" when none did.
+	Class Class
 	// Err is the last attempt's error; nil when no attempt was made.
 	Err error
 	// ContextErr is the caller's context error when the context ended the
@@ -69,10 +72,14 @@ func (e *Error) Error() string {
 	if e.Operation != "" {
 		op = e.Operation + ": "
 	}
-	if cause == nil {
-		return fmt.Sprintf("retry: %s%s after %d attempts", op, e.Outcome, e.Attempts)
+	limit := ""
+	if e.Class != "" {
+		limit = " (MaxRetriesByClass[" + string(e.Class) + "])"
 	}
-	return fmt.Sprintf("retry: %s%s after %d attempts: %v", op, e.Outcome, e.Attempts, cause)
+	if cause == nil {
+		return fmt.Sprintf("retry: %s%s after %d attempts%s", op, e.Outcome, e.Attempts, limit)
+	}
+	return fmt.Sprintf("retry: %s%s after %d attempts%s: %v", op, e.Outcome, e.Attempts, limit, cause)
 }
 
 // Unwrap returns the last attempt's error and the context's error, so

@@ -26,13 +26,15 @@ const Version = version.Version
 
 // Attribute keys of spans and metrics.
 const (
-	AttrOperation     = attribute.Key("retry.operation")
-	AttrMethod        = attribute.Key("retry.method")
-	AttrMaxRetries    = attribute.Key("retry.max_retries")
-	AttrAttempts      = attribute.Key("retry.attempts")
-	AttrOutcome       = attribute.Key("retry.outcome")
-	AttrAttempt       = attribute.Key("retry.attempt")
-	AttrRetryable     = attribute.Key("retry.retryable")
+	AttrOperation  = attribute.Key("retry.operation")
+	AttrMethod     = attribute.Key("retry.method")
+	AttrMaxRetries = attribute.Key("retry.max_retries")
+	AttrAttempts   = attribute.Key("retry.attempts")
+	AttrOutcome    = attribute.Key("retry.outcome")
+	AttrAttempt    = attribute.Key("retry.attempt")
+	AttrRetryable  = attribute.Key("retry.retryable")
+	// AttrClass is a failed attempt's class of failure (ClassOf).
+	AttrClass         = attribute.Key("retry.class")
 	AttrBackoff       = attribute.Key("retry.backoff")
 	AttrBackoffSource = attribute.Key("retry.backoff.source")
 	AttrBatchItems    = attribute.Key("retry.batch.items")

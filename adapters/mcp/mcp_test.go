@@ -411,13 +411,22 @@ func TestReconnectNeverHoldsCallersBehindIt(t *testing.T) {
 			}()
 			return done
 		}
+		// settle lets the callers' backoffs (a millisecond) pass, so that
+		// each is in the reconnect or waits for it.
+		settle := func() {
+			time.Sleep(100 * time.Millisecond)
+			synctest.Wait()
+		}
 		leaderCtx, leaderGivesUp := context.WithCancel(t.Context())
 		leader := invoke(leaderCtx)
-		synctest.Wait() // the leader is in the reconnect
+		settle()
+		if n := reconnects.Load(); n != 1 {
+			t.Fatalf("reconnects = %d once the first caller met the closed session, want 1", n)
+		}
 		waiterCtx, waiterGivesUp := context.WithCancel(t.Context())
 		waiter := invoke(waiterCtx)
 		patient := invoke(t.Context())
-		synctest.Wait() // both wait for the leader's reconnect
+		settle() // both wait for the leader's reconnect
 
 		waiterGivesUp()
 		synctest.Wait()
@@ -439,7 +448,7 @@ func TestReconnectNeverHoldsCallersBehindIt(t *testing.T) {
 			t.Errorf("reconnects = %d, want 2: the abandoned one, and the patient caller's", n)
 		}
 		others := []<-chan error{patient, invoke(t.Context()), invoke(t.Context())}
-		synctest.Wait()
+		settle()
 		close(hold)
 		for i, done := range others {
 			if err := <-done; err != nil {

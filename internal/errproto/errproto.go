@@ -15,7 +15,11 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
+	"net"
+	"net/http"
 	"strconv"
+	"syscall"
 	"time"
 
 	"github.com/steadfast-go/steadfast/core"
@@ -139,4 +143,51 @@ func innermost(err error) error {
 		}
 		err = next
 	}
+}
+
+// The classes of failure, for per-class retry limits (retry.Class).
+const (
+	ClassRateLimit  = "rate_limit"
+	ClassOverloaded = "overloaded"
+	ClassServer     = "server"
+	ClassTimeout    = "timeout"
+	ClassConnection = "connection"
+	ClassOther      = "other"
+)
+
+// Class is the class of failure err is, the one rule of every package: a
+// status of 429 is rate_limit; 503 and 529 overloaded; 408 and 504
+// timeout; another 5xx server; an error.type of timeout,
+// deadline_exceeded or stream_stalled is timeout; a connection reset,
+// refused or closed, an unexpected EOF or another network error is
+// connection; anything else other.
+func Class(err error) string {
+	if err == nil {
+		return ClassOther
+	}
+	if code, ok := Status(err); ok {
+		switch {
+		case code == http.StatusTooManyRequests:
+			return ClassRateLimit
+		case code == http.StatusServiceUnavailable, code == 529:
+			return ClassOverloaded
+		case code == http.StatusRequestTimeout, code == http.StatusGatewayTimeout:
+			return ClassTimeout
+		case code >= 500 && code <= 599:
+			return ClassServer
+		}
+		return ClassOther
+	}
+	switch Type(err) {
+	case "timeout", "deadline_exceeded", "stream_stalled":
+		return ClassTimeout
+	}
+	if errors.Is(err, io.ErrUnexpectedEOF) || errors.Is(err, io.EOF) || errors.Is(err, net.ErrClosed) ||
+		errors.Is(err, syscall.ECONNRESET) || errors.Is(err, syscall.ECONNREFUSED) || errors.Is(err, syscall.EPIPE) {
+		return ClassConnection
+	}
+	if _, ok := errors.AsType[*net.OpError](err); ok {
+		return ClassConnection
+	}
+	return ClassOther
 }

@@ -53,5 +53,5 @@ func AdaptError(err error) error {
 	if permanentTypes[typ] {
 		return &llmhttp.Verdict{APIError: a, Retry: false}
 	}
-	return a
+	return llmhttp.WithBodyHint(a, err.Error())
 }

@@ -50,7 +50,7 @@ func AdaptError(err error) error {
 		if permanentCodes[ae.Code] || permanentCodes[ae.Type] {
 			return &llmhttp.Verdict{APIError: a, Retry: false}
 		}
-		return a
+		return llmhttp.WithBodyHint(a, ae.Message)
 	}
 	if se, ok := errors.AsType[*ssestream.StreamError](err); ok {
 		var body struct {

@@ -257,7 +257,7 @@ func adaptCode(code, message string) error {
 	if permanentCodes[code] || code == "invalid_prompt" {
 		return &llmhttp.Verdict{APIError: a, Retry: false}
 	}
-	return a
+	return llmhttp.WithBodyHint(a, message)
 }
 
 // observeResponse gathers a response's attributes.

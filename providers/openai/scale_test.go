@@ -77,7 +77,7 @@ func TestEveryResponsesStreamResumesAtScale(t *testing.T) {
 				t.Error(problem)
 			}
 		}
-		if n > 0 || created.Load() != openStreams || resumed.Load() != openStreams {
+		if n > 0 || created.Load() != int64(openStreams) || resumed.Load() != int64(openStreams) {
 			t.Errorf("%d of %d streams wrong; %d responses created, %d resumed, want %d each", n, openStreams, created.Load(), resumed.Load(), openStreams)
 		}
 	})

@@ -16,16 +16,45 @@ import (
 // the outputs by index. Items that failed, or found every deployment
 // cooling down, have their error in the returned *core.BatchError.
 func (r *Runnable) Batch(ctx context.Context, inputs []any, opts ...core.Option) ([]any, error) {
-	st := core.StateFrom(ctx)
-	mask := r.failedMask(st)
 	outs := make([]any, len(inputs))
 	errs := make([]error, len(inputs))
+	pending := make([]int, len(inputs))
+	for i := range pending {
+		pending[i] = i
+	}
+	// Items whose deployment died are sent to another at once, within the
+	// call; each round kills at least one deployment, so it ends.
+	for len(pending) > 0 {
+		r.batchRound(ctx, pending, inputs, outs, errs, opts)
+		var again []int
+		for _, i := range pending {
+			if _, died := errs[i].(*diedError); died {
+				errs[i] = nil
+				again = append(again, i)
+			}
+		}
+		pending = again
+	}
+	for _, err := range errs {
+		if err != nil {
+			return outs, &core.BatchError{Errs: errs}
+		}
+	}
+	return outs, nil
+}
+
+// batchRound sends the items at idx, each to the deployment chosen for it,
+// and merges the answers by index.
+func (r *Runnable) batchRound(ctx context.Context, idx []int, inputs, outs []any, errs []error, opts []core.Option) {
+	st := core.StateFrom(ctx)
+	mask := r.failedMask(st)
 	groups := map[*deployment][]int{}
 	var order []*deployment
-	for i, in := range inputs {
+	for _, i := range idx {
+		in := inputs[i]
 		c := r.choose(ctx, in, mask)
 		if c.d == nil {
-			errs[i] = &UnavailableError{Wait: time.Until(c.until)}
+			errs[i] = r.unavailable(c.now, c.until)
 			continue
 		}
 		if _, ok := groups[c.d]; !ok {
@@ -55,12 +84,6 @@ func (r *Runnable) Batch(ctx context.Context, inputs []any, opts ...core.Option)
 		}
 		wg.Wait()
 	}
-	for _, err := range errs {
-		if err != nil {
-			return outs, &core.BatchError{Errs: errs}
-		}
-	}
-	return outs, nil
 }
 
 // sendGroup sends the items at idx to d as one Batch and merges its
@@ -83,6 +106,7 @@ func (r *Runnable) sendGroup(ctx context.Context, d *deployment, st *core.State,
 	}
 	counted := false
 	var pe *deploymentError
+	var groupErr error // the group's failure as the pool answers it
 	for k, i := range idx {
 		err := itemErrs[k]
 		if err == nil {
@@ -91,11 +115,19 @@ func (r *Runnable) sendGroup(ctx context.Context, d *deployment, st *core.State,
 			continue
 		}
 		if !counted { // the group is one call: its failure counts once
-			pe, _ = r.failed(ctx, d, st, err).(*deploymentError)
+			groupErr = r.failed(ctx, d, st, err)
+			pe, _ = groupErr.(*deploymentError)
 			counted = true
 		}
-		if pe != nil { // the pool's hint for every item of the group
-			err = &deploymentError{deployment: d.Name, err: err, after: pe.after}
+		switch ge := groupErr.(type) {
+		case *diedError: // the deployment died: Batch sends the item elsewhere
+			err = &diedError{deploymentError{deployment: d.Name, err: err, after: ge.after}}
+		case *UnavailableError: // it died, and none is left
+			err = ge
+		default:
+			if pe != nil { // the pool's hint for every item of the group
+				err = &deploymentError{deployment: d.Name, err: err, after: pe.after}
+			}
 		}
 		errs[i] = err
 	}

@@ -22,18 +22,27 @@ import (
 type UnavailableError struct {
 	// Wait is how long until the first deployment is back.
 	Wait time.Duration
+	// Deployments are the pool's deployments, each with why it cannot
+	// serve and until when.
+	Deployments []Unavailable
+	at          time.Time // when it was made
 }
 
-// Error says how long until the first deployment is back.
+// Error names each deployment and why it cannot serve.
 func (e *UnavailableError) Error() string {
-	return fmt.Sprintf("pool: every deployment is cooling down; the first is back in %v", e.Wait)
+	if len(e.Deployments) == 0 {
+		return fmt.Sprintf("pool: every deployment is cooling down; the first is back in %v", e.Wait)
+	}
+	return fmt.Sprintf("pool: no deployment can serve; the first is back in %v: %s", e.Wait.Round(time.Millisecond), e.describe(e.at))
 }
 
 // Local reports true: no deployment was called.
 func (e *UnavailableError) Local() bool { return true }
 
-// Retryable reports true: a deployment comes back after Wait.
-func (e *UnavailableError) Retryable() bool { return true }
+// Retryable reports whether a deployment may serve after Wait: not while
+// every deployment is dead (a revoked key, an exhausted quota), which no
+// retry of this call outlasts.
+func (e *UnavailableError) Retryable() bool { return !e.allDead() }
 
 // RetryAfter is Wait.
 func (e *UnavailableError) RetryAfter() time.Duration { return e.Wait }
@@ -48,6 +57,14 @@ type deploymentError struct {
 	err        error
 	after      time.Duration
 }
+
+// diedError is the failure of a deployment that died while another can
+// serve: retryable, whatever the dead one's own verdict (a 401 is not the
+// next deployment's), at once.
+type diedError struct{ deploymentError }
+
+// Retryable reports true: another deployment can serve the call.
+func (e *diedError) Retryable() bool { return true }
 
 func (e *deploymentError) Error() string {
 	return "pool: deployment " + e.deployment + ": " + e.err.Error()
@@ -85,10 +102,17 @@ func (r *Runnable) failed(ctx context.Context, d *deployment, st *core.State, er
 	if callerEnded(ctx) {
 		return err
 	}
+	now := time.Now()
+	if why, dead := deadBecause(err); dead {
+		r.kill(ctx, d, now, why)
+		if r.canServe(now, 0) { // the next attempt goes elsewhere, at once
+			return &diedError{deploymentError{deployment: d.Name, err: err, after: time.Nanosecond}}
+		}
+		return r.unavailable(now, now.Add(r.firstBack(now)))
+	}
 	if code, ok := errproto.Status(err); ok && requestsFault(code) {
 		return err // it would fail the same way anywhere
 	}
-	now := time.Now()
 	own := !errproto.Local(err)
 	if own {
 		hint, _ := errproto.RetryAfter(err)
@@ -213,7 +237,7 @@ func (d *deployment) roll(now time.Time, window time.Duration) {
 // returned reports, once per cooldown, that d is back. It takes no lock:
 // it runs on every call.
 func (d *deployment) returned() bool {
-	return d.cooling.Load() && time.Now().UnixNano() >= d.until.Load() && d.cooling.CompareAndSwap(true, false)
+	return d.cooling.Load() && d.coolsUntil(time.Now()).IsZero() && d.cooling.CompareAndSwap(true, false)
 }
 
 // callerEnded reports a context cancelled, or past its deadline, by the
@@ -227,18 +251,33 @@ func callerEnded(ctx context.Context) bool {
 	return cause == context.Canceled || cause == context.DeadlineExceeded
 }
 
-// Invoke calls one deployment: see the package doc.
+// Invoke calls one deployment: see the package doc. A deployment that
+// turns out dead (see WithDeadCooldown) is taken out of rotation and the
+// call goes on at once to another, within the same attempt.
 func (r *Runnable) Invoke(ctx context.Context, input any, opts ...core.Option) (any, error) {
 	st := core.StateFrom(ctx)
-	c := r.choose(ctx, input, r.failedMask(st))
-	if c.d == nil {
-		return nil, &UnavailableError{Wait: time.Until(c.until)}
+	for {
+		c := r.choose(ctx, input, r.failedMask(st))
+		if c.d == nil {
+			return nil, r.unavailable(c.now, c.until)
+		}
+		out, err := r.invokeOn(ctx, c, input, opts)
+		if err == nil {
+			return out, nil
+		}
+		if !r.died(ctx, c.d, err) {
+			return nil, r.failed(ctx, c.d, st, err)
+		}
 	}
+}
+
+// invokeOn calls c's deployment.
+func (r *Runnable) invokeOn(ctx context.Context, c choice, input any, opts []core.Option) (any, error) {
 	r.enter(ctx, c.d)
 	defer c.d.inflight.Add(-1)
 	out, err := c.d.Runnable.Invoke(ctx, input, opts...)
 	if err != nil {
-		return nil, r.failed(ctx, c.d, st, err)
+		return nil, err
 	}
 	end := time.Now() // two clock reads a call: the choice's, and this one
 	c.d.observe(end.Sub(c.now))
@@ -246,17 +285,38 @@ func (r *Runnable) Invoke(ctx context.Context, input any, opts ...core.Option) (
 	return out, nil
 }
 
+// died reports whether err, d's failure, says d cannot serve at all, and
+// then takes d out of rotation: the call goes on to another deployment.
+// The caller's own end is never d's death.
+func (r *Runnable) died(ctx context.Context, d *deployment, err error) bool {
+	why, dead := deadBecause(err)
+	if !dead || callerEnded(ctx) {
+		return false
+	}
+	r.kill(ctx, d, time.Now(), why)
+	return true
+}
+
 // Stream opens the stream of one deployment, chosen at creation, and
 // forwards it; an error value counts as the deployment's failure.
 func (r *Runnable) Stream(ctx context.Context, input any, opts ...core.Option) (<-chan any, error) {
 	st := core.StateFrom(ctx)
-	c := r.choose(ctx, input, r.failedMask(st))
-	if c.d == nil {
-		return nil, &UnavailableError{Wait: time.Until(c.until)}
+	for {
+		c := r.choose(ctx, input, r.failedMask(st))
+		if c.d == nil {
+			return nil, r.unavailable(c.now, c.until)
+		}
+		core.Store(st, r.owner, c.d.Name)
+		ch, err := r.stream(ctx, c.d, st, func() (<-chan any, error) { return c.d.Runnable.Stream(ctx, input, opts...) })
+		if !errors.Is(err, errDied) {
+			return ch, err
+		}
 	}
-	core.Store(st, r.owner, c.d.Name)
-	return r.stream(ctx, c.d, st, func() (<-chan any, error) { return c.d.Runnable.Stream(ctx, input, opts...) })
 }
+
+// errDied is stream's answer when its deployment died at creation: the
+// call goes on to another.
+var errDied = errors.New("pool: the deployment died")
 
 // Resume continues a stream on the deployment that served it (kept in
 // the call's core.State), as that deployment's Resume. It answers
@@ -291,6 +351,9 @@ func (r *Runnable) stream(ctx context.Context, d *deployment, st *core.State, op
 		err = errors.New("pool: deployment " + d.Name + "'s Stream returned neither a channel nor an error")
 	}
 	if err != nil {
+		if r.died(ctx, d, err) {
+			return nil, errDied
+		}
 		return nil, r.failed(ctx, d, st, err)
 	}
 	out := make(chan any)

@@ -135,8 +135,7 @@ func mix(x uint64) uint64 {
 // deployment, was at fault: it would fail the same way anywhere.
 func requestsFault(code int) bool {
 	switch code {
-	case http.StatusBadRequest, http.StatusUnauthorized, http.StatusForbidden, http.StatusNotFound,
-		http.StatusRequestEntityTooLarge, http.StatusUnprocessableEntity:
+	case http.StatusBadRequest, http.StatusRequestEntityTooLarge, http.StatusUnprocessableEntity:
 		return true
 	}
 	return false

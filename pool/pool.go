@@ -20,9 +20,14 @@
 // hint, or after repeated failures of its own (WithCooldown), never more
 // than half of the pool at once; only its own failures count, never the
 // caller's cancellation, a Local() refusal or a 4xx that is the request's
-// fault. When every deployment cools down, the pool refuses at once with
-// an *UnavailableError whose RetryAfter() is the wait until the first is
-// back. Batch spreads its items over deployments; Stream picks at
+// fault (400, 413, 422). A deployment whose failure says it cannot serve
+// at all (401, 402, 403, 404, or an API code for an exhausted quota or
+// billing: a revoked or unpaid key, a model not deployed there) is dead:
+// it is out of rotation for WithDeadCooldown, and the call goes on at once
+// to another deployment, within the same attempt. When no deployment can
+// serve, the pool refuses at once with an *UnavailableError that names
+// each and why, whose RetryAfter() is the wait until the first is back,
+// and which is not retryable while every deployment is dead. Batch spreads its items over deployments; Stream picks at
 // creation, and Resume goes back to the deployment that served the stream.
 package pool
 
@@ -52,6 +57,10 @@ const ScopeName = "github.com/steadfast-go/steadfast/pool"
 // context (the retry layer's attempt span) and on the pool.cooldowns
 // counter.
 const AttrDeployment = attribute.Key("pool.deployment")
+
+// AttrReason is why a deployment died, on the pool.dead event: its status
+// and API code ("401 invalid_api_key").
+const AttrReason = attribute.Key("pool.reason")
 
 // Deployment is one place the model is served from.
 type Deployment struct {
@@ -86,6 +95,7 @@ type config struct {
 	allowedFails int
 	window       time.Duration
 	cooldown     time.Duration
+	deadCooldown time.Duration
 	mp           metric.MeterProvider
 }
 
@@ -130,6 +140,9 @@ type Runnable struct {
 	window    time.Duration
 	cooldown  time.Duration
 	cooldowns metric.Int64Counter
+	deaths    metric.Int64Counter
+	// deadCooldown is how long a dead deployment is out of rotation.
+	deadCooldown time.Duration
 	// tried and owner are this pool's entries in each call's core.State:
 	// the deployments that failed the call (bits), and the name of the
 	// deployment its stream was served by (durable, for a Resume in
@@ -147,7 +160,7 @@ type Runnable struct {
 // deployment, one has no Runnable, no name or a name already used, a weight
 // is negative or not finite, or WithCooldown's values are not positive.
 func New(deployments []Deployment, opts ...Option) (*Runnable, error) {
-	c := config{allowedFails: DefaultAllowedFails, window: DefaultWindow, cooldown: DefaultCooldown}
+	c := config{allowedFails: DefaultAllowedFails, window: DefaultWindow, cooldown: DefaultCooldown, deadCooldown: DefaultDeadCooldown}
 	for _, opt := range opts {
 		if opt != nil {
 			opt(&c)
@@ -160,9 +173,12 @@ func New(deployments []Deployment, opts ...Option) (*Runnable, error) {
 		return nil, fmt.Errorf("pool: New: WithCooldown allowedFails is %d, must be at least 1", c.allowedFails)
 	case c.window <= 0 || c.cooldown <= 0:
 		return nil, fmt.Errorf("pool: New: WithCooldown window %v and cooldown %v must be positive", c.window, c.cooldown)
+	case c.deadCooldown <= 0:
+		return nil, fmt.Errorf("pool: New: WithDeadCooldown(%v) must be positive", c.deadCooldown)
 	}
 	r := &Runnable{affinity: c.affinity, allowed: c.allowedFails, window: c.window, cooldown: c.cooldown, idem: true,
-		tried: core.NewStateKey[uint64]("")}
+		deadCooldown: c.deadCooldown,
+		tried:        core.NewStateKey[uint64]("")}
 	for i, d := range deployments {
 		switch {
 		case d.Runnable == nil:
@@ -191,6 +207,11 @@ func New(deployments []Deployment, opts ...Option) (*Runnable, error) {
 	if err != nil {
 		return nil, fmt.Errorf("pool: metric pool.cooldowns: %w", err)
 	}
+	r.deaths, err = version.Meter(ScopeName, c.mp).Int64Counter("pool.dead",
+		metric.WithDescription("Deployments taken out of rotation because they cannot serve (a revoked key, an exhausted quota)."), metric.WithUnit("{deployment}"))
+	if err != nil {
+		return nil, fmt.Errorf("pool: metric pool.dead: %w", err)
+	}
 	return r, nil
 }
 
@@ -217,6 +238,10 @@ type deployment struct {
 	// call without a lock, and written under mu.
 	until   atomic.Int64 // cooling down until then
 	cooling atomic.Bool  // a cooldown was reported and its return not yet
+	// deadUntil (Unix nanoseconds) is when a dead deployment is back in
+	// rotation, deadWhy (under mu) why it died.
+	deadUntil atomic.Int64
+	deadWhy   string
 
 	mu           sync.Mutex
 	since        time.Time // when the current window of counts began
@@ -256,7 +281,7 @@ const latencyWeight = 0.1
 
 // coolsUntil returns when the deployment is back, zero when it is now.
 func (d *deployment) coolsUntil(now time.Time) time.Time {
-	if until := d.until.Load(); until > now.UnixNano() {
+	if until := max(d.until.Load(), d.deadUntil.Load()); until > now.UnixNano() {
 		return time.Unix(0, until)
 	}
 	return time.Time{}

@@ -1,0 +1,125 @@
+package pool
+
+import (
+	"context"
+	"fmt"
+	"net/http"
+	"strings"
+	"time"
+
+	"go.opentelemetry.io/otel/metric"
+	"go.opentelemetry.io/otel/trace"
+
+	"github.com/steadfast-go/steadfast/internal/errproto"
+)
+
+// DefaultDeadCooldown is how long a dead deployment is out of rotation
+// unless WithDeadCooldown says otherwise: long enough for a key to be
+// replaced or a bill paid, short enough to notice.
+const DefaultDeadCooldown = 5 * time.Minute
+
+// WithDeadCooldown sets how long a dead deployment is out of rotation: one
+// whose failure says it cannot serve at all (401, 402, 403, 404, or an API
+// code for an exhausted quota or billing), whatever the request.
+func WithDeadCooldown(d time.Duration) Option {
+	return func(c *config) { c.deadCooldown = d }
+}
+
+// deadCodes are the API codes that say a deployment's account cannot
+// serve: its quota or its billing, not the request, is at fault.
+var deadCodes = map[string]bool{
+	"insufficient_quota":         true, // OpenAI
+	"billing_hard_limit_reached": true, // OpenAI
+	"billing_not_active":         true, // OpenAI
+	"account_deactivated":        true, // OpenAI
+	"billing_error":              true, // Anthropic
+}
+
+// deadStatus are the statuses that say a deployment cannot serve: its key
+// is revoked or unpaid, or the model is not deployed there.
+var deadStatus = map[int]bool{
+	http.StatusUnauthorized:    true,
+	http.StatusPaymentRequired: true,
+	http.StatusForbidden:       true,
+	http.StatusNotFound:        true,
+}
+
+// deadBecause says why err, a deployment's failure, means the deployment
+// cannot serve at all, and whether it does.
+func deadBecause(err error) (string, bool) {
+	code, hasStatus := errproto.Status(err)
+	typ := errproto.Type(err)
+	switch {
+	case deadCodes[typ]:
+		if hasStatus {
+			return fmt.Sprintf("%d %s", code, typ), true
+		}
+		return typ, true
+	case hasStatus && deadStatus[code]:
+		if typ != fmt.Sprint(code) {
+			return fmt.Sprintf("%d %s", code, typ), true
+		}
+		return fmt.Sprintf("%d %s", code, http.StatusText(code)), true
+	}
+	return "", false
+}
+
+// kill takes d out of rotation for the dead cooldown, for why, and
+// reports it on the span in ctx and in pool.dead.
+func (r *Runnable) kill(ctx context.Context, d *deployment, now time.Time, why string) {
+	d.mu.Lock()
+	d.deadUntil.Store(now.Add(r.deadCooldown).UnixNano())
+	d.deadWhy = why
+	d.mu.Unlock()
+	d.cooling.Store(true)
+	r.deaths.Add(ctx, 1, metric.WithAttributes(AttrDeployment.String(d.Name)))
+	if span := trace.SpanFromContext(ctx); span.IsRecording() {
+		span.AddEvent("pool.dead", trace.WithAttributes(AttrDeployment.String(d.Name), AttrReason.String(why)))
+	}
+}
+
+// unavailable is the refusal of a call that found no deployment to serve,
+// naming each and why; until is when the first is back.
+func (r *Runnable) unavailable(now, until time.Time) *UnavailableError {
+	e := &UnavailableError{Wait: until.Sub(now), at: now}
+	for _, d := range r.deps {
+		u := Unavailable{Name: d.Name, Until: d.coolsUntil(now)}
+		d.mu.Lock()
+		if dead := d.deadUntil.Load(); dead > now.UnixNano() && dead >= u.Until.UnixNano() {
+			u.Reason, u.Dead = "dead: "+d.deadWhy, true
+		} else {
+			u.Reason = "cooling down"
+		}
+		d.mu.Unlock()
+		e.Deployments = append(e.Deployments, u)
+	}
+	return e
+}
+
+// Unavailable is one deployment of a pool that cannot serve: until when,
+// and why.
+type Unavailable struct {
+	Name   string
+	Reason string    // "dead: 401 invalid_api_key", or "cooling down"
+	Dead   bool      // its failure said it cannot serve at all
+	Until  time.Time // when it is back in rotation
+}
+
+// describe is e's list of deployments and why each cannot serve.
+func (e *UnavailableError) describe(now time.Time) string {
+	parts := make([]string, len(e.Deployments))
+	for i, u := range e.Deployments {
+		parts[i] = fmt.Sprintf("%s %s for %v", u.Name, u.Reason, u.Until.Sub(now).Round(time.Millisecond))
+	}
+	return strings.Join(parts, "; ")
+}
+
+// allDead reports whether every deployment is dead.
+func (e *UnavailableError) allDead() bool {
+	for _, u := range e.Deployments {
+		if !u.Dead {
+			return false
+		}
+	}
+	return len(e.Deployments) > 0
+}

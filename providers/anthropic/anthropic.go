@@ -23,6 +23,7 @@ package anthropic
 import (
 	"context"
 	"fmt"
+	"net/http"
 	"strings"
 
 	ant "github.com/anthropics/anthropic-sdk-go/v2"
@@ -48,15 +49,28 @@ const DefaultMaxTokens = 1024
 type Messages struct {
 	client ant.Client
 	model  string
+	limits llmhttp.RateLimitTracker
 }
 
 // NewMessages returns a Messages for model. opts configure the client as
 // in ant.NewClient (the API key, option.WithBaseURL, ...); the SDK's
 // retries are off unless opts turn them back on with option.WithMaxRetries.
 func NewMessages(model string, opts ...option.RequestOption) *Messages {
-	opts = append([]option.RequestOption{option.WithMaxRetries(0)}, opts...)
-	return &Messages{client: ant.NewClient(opts...), model: model}
+	m := &Messages{model: model}
+	observe := option.WithMiddleware(func(req *http.Request, next option.MiddlewareNext) (*http.Response, error) {
+		resp, err := next(req)
+		m.limits.Observe(resp)
+		return resp, err
+	})
+	opts = append([]option.RequestOption{option.WithMaxRetries(0), observe}, opts...)
+	m.client = ant.NewClient(opts...)
+	return m
 }
+
+// RateLimits returns the rate limits the last response's headers gave
+// (anthropic-ratelimit-*), successes and failures alike
+// (llmhttp.RateLimited).
+func (m *Messages) RateLimits() (llmhttp.RateLimits, bool) { return m.limits.RateLimits() }
 
 // Name returns "anthropic.messages", the default operation of its calls.
 func (m *Messages) Name() string { return "anthropic.messages" }

@@ -24,6 +24,7 @@ import (
 	"cmp"
 	"context"
 	"fmt"
+	"net/http"
 
 	oai "github.com/openai/openai-go/v3"
 	"github.com/openai/openai-go/v3/option"
@@ -44,14 +45,31 @@ const ProviderName = "openai"
 type Chat struct {
 	client oai.Client
 	model  string
+	limits llmhttp.RateLimitTracker
 }
 
 // NewChat returns a Chat for model. opts configure the client as in
 // oai.NewClient (the API key, option.WithBaseURL, ...); the SDK's retries
 // are off unless opts turn them back on with option.WithMaxRetries.
 func NewChat(model string, opts ...option.RequestOption) *Chat {
-	opts = append([]option.RequestOption{option.WithMaxRetries(0)}, opts...)
-	return &Chat{client: oai.NewClient(opts...), model: model}
+	c := &Chat{model: model}
+	opts = append([]option.RequestOption{option.WithMaxRetries(0), observeLimits(&c.limits)}, opts...)
+	c.client = oai.NewClient(opts...)
+	return c
+}
+
+// RateLimits returns the rate limits the last response's headers gave
+// (x-ratelimit-*), successes and failures alike (llmhttp.RateLimited).
+func (c *Chat) RateLimits() (llmhttp.RateLimits, bool) { return c.limits.RateLimits() }
+
+// observeLimits is a request option that reads every response's rate
+// limits into t.
+func observeLimits(t *llmhttp.RateLimitTracker) option.RequestOption {
+	return option.WithMiddleware(func(req *http.Request, next option.MiddlewareNext) (*http.Response, error) {
+		resp, err := next(req)
+		t.Observe(resp)
+		return resp, err
+	})
 }
 
 // Name returns "openai.chat", the default operation of its calls.

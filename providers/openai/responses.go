@@ -31,6 +31,7 @@ type Responses struct {
 	client    oai.Client
 	model     string
 	resumable bool
+	limits    llmhttp.RateLimitTracker
 	// responseID is this Runnable's entry in each call's core.State: the
 	// id of the background response its stream reads, for Resume. It is
 	// durable, so a stream can resume in another process.
@@ -60,7 +61,7 @@ func WithResumableStreams() option.RequestOption {
 // streams resumable.
 func NewResponses(model string, opts ...option.RequestOption) *Responses {
 	r := &Responses{model: model, responseID: core.NewStateKey[string]("openai.responses.id")}
-	client := []option.RequestOption{option.WithMaxRetries(0)}
+	client := []option.RequestOption{option.WithMaxRetries(0), observeLimits(&r.limits)}
 	for _, o := range opts {
 		if _, ok := o.(resumableStreams); ok {
 			r.resumable = true
@@ -170,6 +171,10 @@ func getWithoutBody(req *http.Request, next option.MiddlewareNext) (*http.Respon
 	}
 	return next(req)
 }
+
+// RateLimits returns the rate limits the last response's headers gave
+// (x-ratelimit-*), successes and failures alike (llmhttp.RateLimited).
+func (r *Responses) RateLimits() (llmhttp.RateLimits, bool) { return r.limits.RateLimits() }
 
 // CanResume reports whether its streams resume (with WithResumableStreams)
 // and, for the stream of ctx's call, whether its response id is known.

@@ -13,7 +13,8 @@ import (
 // them with every response, successes included, so a client can slow down
 // before the provider answers 429.
 type RateLimits struct {
-	Requests Limit // requests per window
+	At       time.Time // when the response that said them was received
+	Requests Limit     // requests per window
 	Tokens   Limit // tokens per window (Anthropic: input and output together)
 	// InputTokens and OutputTokens are Anthropic's separate token limits.
 	InputTokens, OutputTokens Limit
@@ -178,7 +179,9 @@ func (t *RateLimitTracker) Observe(resp *http.Response) {
 	if resp == nil {
 		return
 	}
-	if r := ParseRateLimits(resp.Header, time.Now()); r.Any() {
+	now := time.Now()
+	if r := ParseRateLimits(resp.Header, now); r.Any() {
+		r.At = now
 		t.last.Store(&r)
 	}
 }

@@ -80,6 +80,9 @@ func (e *deploymentError) RetryAfter() time.Duration { return e.after }
 // cooldown there too.
 func (r *Runnable) enter(ctx context.Context, d *deployment) {
 	d.inflight.Add(1)
+	if d.pace != nil {
+		d.pace.Reserve(time.Now(), 0) // a request of what its headers said is left
+	}
 	span := trace.SpanFromContext(ctx)
 	if !span.IsRecording() {
 		d.returned()
@@ -157,7 +160,7 @@ func (r *Runnable) mayCool(now time.Time) bool {
 func (r *Runnable) firstBack(now time.Time) time.Duration {
 	var first time.Duration
 	for _, d := range r.deps {
-		if until := d.coolsUntil(now); !until.IsZero() && (first == 0 || until.Sub(now) < first) {
+		if until := d.unavailableUntil(now); !until.IsZero() && (first == 0 || until.Sub(now) < first) {
 			first = until.Sub(now)
 		}
 	}
@@ -174,7 +177,7 @@ func bit(d *deployment) uint64 {
 // canServe reports whether a deployment outside failed is not cooling down.
 func (r *Runnable) canServe(now time.Time, failed uint64) bool {
 	for _, d := range r.deps {
-		if d.coolsUntil(now).IsZero() && (d.index >= 64 || failed&(1<<d.index) == 0) {
+		if d.unavailableUntil(now).IsZero() && (d.index >= 64 || failed&(1<<d.index) == 0) {
 			return true
 		}
 	}

@@ -26,7 +26,7 @@ func (r *Runnable) choose(ctx context.Context, input any, failed uint64) choice 
 	var open []*deployment // not cooling down
 	var first time.Time
 	for _, d := range r.deps {
-		if until := d.coolsUntil(now); !until.IsZero() {
+		if until := d.unavailableUntil(now); !until.IsZero() {
 			if first.IsZero() || until.Before(first) {
 				first = until
 			}

@@ -83,11 +83,14 @@ func (r *Runnable) kill(ctx context.Context, d *deployment, now time.Time, why s
 func (r *Runnable) unavailable(now, until time.Time) *UnavailableError {
 	e := &UnavailableError{Wait: until.Sub(now), at: now}
 	for _, d := range r.deps {
-		u := Unavailable{Name: d.Name, Until: d.coolsUntil(now)}
+		u := Unavailable{Name: d.Name, Until: d.unavailableUntil(now)}
 		d.mu.Lock()
-		if dead := d.deadUntil.Load(); dead > now.UnixNano() && dead >= u.Until.UnixNano() {
+		switch {
+		case d.deadUntil.Load() > now.UnixNano() && d.deadUntil.Load() >= u.Until.UnixNano():
 			u.Reason, u.Dead = "dead: "+d.deadWhy, true
-		} else {
+		case u.Until.After(d.coolsUntil(now)):
+			u.Reason = "no requests left until its limits reset"
+		default:
 			u.Reason = "cooling down"
 		}
 		d.mu.Unlock()

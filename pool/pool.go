@@ -47,6 +47,7 @@ import (
 
 	"github.com/steadfast-go/steadfast/core"
 	"github.com/steadfast-go/steadfast/internal/version"
+	"github.com/steadfast-go/steadfast/llmhttp"
 	"github.com/steadfast-go/steadfast/retry"
 )
 
@@ -193,7 +194,11 @@ func New(deployments []Deployment, opts ...Option) (*Runnable, error) {
 		if d.Weight == 0 {
 			d.Weight = 1
 		}
-		r.deps = append(r.deps, &deployment{Deployment: d, index: i, attrs: retry.CallAttributes(d.Runnable)})
+		dep := &deployment{Deployment: d, index: i, attrs: retry.CallAttributes(d.Runnable)}
+		if src, ok := core.Find[llmhttp.RateLimited](d.Runnable); ok {
+			dep.pace = llmhttp.NewHeaderPace(src)
+		}
+		r.deps = append(r.deps, dep)
 		r.idem = r.idem && core.IsIdempotent(d.Runnable)
 	}
 	names := make([]string, len(r.deps))
@@ -242,6 +247,10 @@ type deployment struct {
 	// rotation, deadWhy (under mu) why it died.
 	deadUntil atomic.Int64
 	deadWhy   string
+	// pace, when the deployment reads its provider's limits from its
+	// responses' headers (llmhttp.RateLimited), passes it over until their
+	// reset once they leave no room.
+	pace *llmhttp.HeaderPace
 
 	mu           sync.Mutex
 	since        time.Time // when the current window of counts began
@@ -280,6 +289,18 @@ func (d *deployment) observe(took time.Duration) {
 const latencyWeight = 0.1
 
 // coolsUntil returns when the deployment is back, zero when it is now.
+// unavailableUntil is when d can take a call: coolsUntil, or, when its
+// provider's headers say it has no room left, their reset; zero for now.
+func (d *deployment) unavailableUntil(now time.Time) time.Time {
+	until := d.coolsUntil(now)
+	if d.pace != nil {
+		if w := d.pace.Wait(now, 0); w > 0 && now.Add(w).After(until) {
+			until = now.Add(w)
+		}
+	}
+	return until
+}
+
 func (d *deployment) coolsUntil(now time.Time) time.Time {
 	if until := max(d.until.Load(), d.deadUntil.Load()); until > now.UnixNano() {
 		return time.Unix(0, until)

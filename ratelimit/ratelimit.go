@@ -34,6 +34,7 @@ import (
 
 	"github.com/steadfast-go/steadfast/core"
 	"github.com/steadfast-go/steadfast/internal/version"
+	"github.com/steadfast-go/steadfast/llmhttp"
 )
 
 // ScopeName is the OpenTelemetry instrumentation scope of the meter.
@@ -51,6 +52,10 @@ type Runnable struct {
 	cost    func(input any) int
 	usage   func(output any) int
 	waits   metric.Float64Histogram
+	// pace, when the inner chain reads its provider's limits from the
+	// headers of its responses (llmhttp.RateLimited), holds calls that
+	// those limits have no room for until their reset.
+	pace *llmhttp.HeaderPace
 }
 
 // New returns inner behind the bucket b: InProcess's, over a
@@ -75,6 +80,9 @@ func newRunnable(fn string, inner core.Runnable, b Backend, opts []Option) (*Run
 		}
 	}
 	r := &Runnable{inner: inner, b: b, maxWait: rate.InfDuration, cost: c.cost, usage: c.usage}
+	if src, ok := core.Find[llmhttp.RateLimited](inner); ok {
+		r.pace = llmhttp.NewHeaderPace(src)
+	}
 	if c.maxWait != nil {
 		if *c.maxWait < 0 {
 			return nil, fmt.Errorf("ratelimit: %s: WithMaxWait(%v): must be at least 0", fn, *c.maxWait)
@@ -186,11 +194,46 @@ func (r *Runnable) take(ctx context.Context, input any) (int, error) {
 	return cost, r.acquire(ctx, cost)
 }
 
+// waitForReset holds a call that the provider's own limits, as its last
+// response said them, leave no room for, until they reset: refused with a
+// *LimitedError when that is past WithMaxWait or the context's deadline.
+func (r *Runnable) waitForReset(ctx context.Context, tokens int) error {
+	wait := r.pace.Reserve(time.Now(), tokens)
+	if wait == 0 {
+		return nil
+	}
+	dl, hasDeadline := ctx.Deadline()
+	if wait > r.maxWait || (hasDeadline && time.Until(dl) < wait) {
+		return &LimitedError{Wait: wait, Deadline: hasDeadline && wait <= r.maxWait}
+	}
+	if span := trace.SpanFromContext(ctx); span.IsRecording() {
+		span.AddEvent("ratelimit.wait", trace.WithAttributes(AttrWait.Float64(wait.Seconds())))
+	}
+	r.waits.Record(ctx, wait.Seconds())
+	t := time.NewTimer(wait)
+	defer t.Stop()
+	select {
+	case <-t.C:
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+}
+
 // acquire takes n tokens at once: now, after a wait, or not at all. A
 // refused call spends none.
 func (r *Runnable) acquire(ctx context.Context, n int) error {
 	if n == 0 {
 		return nil
+	}
+	if r.pace != nil {
+		tokens := 0
+		if r.cost != nil {
+			tokens = n
+		}
+		if err := r.waitForReset(ctx, tokens); err != nil {
+			return err
+		}
 	}
 	// The in-process bucket's free tokens are taken before any deadline
 	// is looked at: the success path is one lock.

@@ -17,7 +17,7 @@ type HeaderPace struct {
 	mu     sync.Mutex
 	last   RateLimits // what the response the counts are taken from said
 	sent   int64      // requests sent since it
-	tokens int64     // tokens sent since it
+	tokens int64      // tokens sent since it
 }
 
 // NewHeaderPace returns a HeaderPace over src's limits.

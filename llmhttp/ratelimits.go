@@ -15,7 +15,7 @@ import (
 type RateLimits struct {
 	At       time.Time // when the response that said them was received
 	Requests Limit     // requests per window
-	Tokens   Limit // tokens per window (Anthropic: input and output together)
+	Tokens   Limit     // tokens per window (Anthropic: input and output together)
 	// InputTokens and OutputTokens are Anthropic's separate token limits.
 	InputTokens, OutputTokens Limit
 }

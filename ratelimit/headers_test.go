@@ -3,9 +3,6 @@ package ratelimit_test
 import (
 	"context"
 	"errors"
-	"net/http"
-	"strconv"
-	"sync"
 	"testing"
 	"testing/synctest"
 	"time"
@@ -13,75 +10,9 @@ import (
 	"go.opentelemetry.io/otel/metric/noop"
 	"golang.org/x/time/rate"
 
-	"github.com/steadfast-go/steadfast/core"
 	"github.com/steadfast-go/steadfast/internal/mock"
-	"github.com/steadfast-go/steadfast/llmhttp"
 	"github.com/steadfast-go/steadfast/ratelimit"
 )
-
-// windowedProvider allows quota requests a window, answers 429 beyond it,
-// and says in OpenAI's headers, on every answer, what is left and when the
-// window resets, as a provider adapter reads them (llmhttp.RateLimited).
-type windowedProvider struct {
-	quota  int
-	window time.Duration
-	mu     sync.Mutex
-	start  time.Time
-	used   int
-	ok     int
-	limits llmhttp.RateLimitTracker
-	too    int
-}
-
-func (p *windowedProvider) Invoke(context.Context, any, ...core.Option) (any, error) {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	now := time.Now()
-	if p.start.IsZero() || now.Sub(p.start) >= p.window {
-		p.start, p.used = now.Truncate(p.window), 0
-	}
-	reset := p.start.Add(p.window).Sub(now)
-	admitted := p.used < p.quota
-	if admitted {
-		p.used++
-		p.ok++
-	} else {
-		p.too++
-	}
-	p.limits.Observe(&http.Response{Header: http.Header{
-		"X-Ratelimit-Limit-Requests":     {strconv.Itoa(p.quota)},
-		"X-Ratelimit-Remaining-Requests": {strconv.Itoa(p.quota - p.used)},
-		"X-Ratelimit-Reset-Requests":     {reset.String()},
-	}})
-	if !admitted {
-		return nil, &mock.HTTPError{Code: 429}
-	}
-	return "ok", nil
-}
-
-func (p *windowedProvider) Batch(ctx context.Context, in []any, o ...core.Option) ([]any, error) {
-	return core.RunnableFunc(p.Invoke).Batch(ctx, in, o...)
-}
-
-func (p *windowedProvider) Stream(ctx context.Context, in any, o ...core.Option) (<-chan any, error) {
-	return core.RunnableFunc(p.Invoke).Stream(ctx, in, o...)
-}
-
-func (p *windowedProvider) RateLimits() (llmhttp.RateLimits, bool) { return p.limits.RateLimits() }
-
-// hidden is p without RateLimits: a provider whose limits are learned
-// only from its 429s.
-type hidden struct{ p *windowedProvider }
-
-func (h hidden) Invoke(ctx context.Context, in any, o ...core.Option) (any, error) {
-	return h.p.Invoke(ctx, in, o...)
-}
-func (h hidden) Batch(ctx context.Context, in []any, o ...core.Option) ([]any, error) {
-	return h.p.Batch(ctx, in, o...)
-}
-func (h hidden) Stream(ctx context.Context, in any, o ...core.Option) (<-chan any, error) {
-	return h.p.Stream(ctx, in, o...)
-}
 
 // countingBackend admits every call at once, like a fleet Limiter with
 // room, and counts them: header pacing does not depend on the backend.
@@ -102,7 +33,7 @@ func TestCallsWaitForTheResetTheHeadersSay(t *testing.T) {
 		"another backend": func() ratelimit.Backend { return &countingBackend{} },
 	} {
 		synctest.Test(t, func(t *testing.T) {
-			p := &windowedProvider{quota: 5, window: time.Second}
+			p := &mock.Windowed{Quota: 5, Window: time.Second}
 			r, err := ratelimit.New(p, backend(), ratelimit.WithMeterProvider(noop.NewMeterProvider()))
 			if err != nil {
 				t.Fatal(err)
@@ -113,8 +44,8 @@ func TestCallsWaitForTheResetTheHeadersSay(t *testing.T) {
 					t.Fatalf("%s: call %d: %v", name, i, err)
 				}
 			}
-			if p.too != 0 || p.ok != 23 || time.Since(start) < 4*time.Second {
-				t.Errorf("%s: %d ok, %d 429s in %v; want 23 ok, none refused, over 4 windows", name, p.ok, p.too, time.Since(start))
+			if ok, too := p.Counts(); too != 0 || ok != 23 || time.Since(start) < 4*time.Second {
+				t.Errorf("%s: %d ok, %d 429s in %v; want 23 ok, none refused, over 4 windows", name, ok, too, time.Since(start))
 			}
 
 			// A wait past WithMaxWait is refused here, not at the provider.
@@ -126,19 +57,19 @@ func TestCallsWaitForTheResetTheHeadersSay(t *testing.T) {
 					limited++
 				}
 			}
-			if p.too != 0 || limited == 0 {
-				t.Errorf("%s with WithMaxWait: %d 429s, %d refused here; want none at the provider, some here", name, p.too, limited)
+			if _, too := p.Counts(); too != 0 || limited == 0 {
+				t.Errorf("%s with WithMaxWait: %d 429s, %d refused here; want none at the provider, some here", name, too, limited)
 			}
 		})
 	}
 
 	synctest.Test(t, func(t *testing.T) {
-		p := &windowedProvider{quota: 5, window: time.Second}
-		r, _ := ratelimit.New(hidden{p}, ratelimit.InProcess(rate.NewLimiter(rate.Inf, 1)), ratelimit.WithMeterProvider(noop.NewMeterProvider()))
+		p := &mock.Windowed{Quota: 5, Window: time.Second}
+		r, _ := ratelimit.New(p.Unlimited(), ratelimit.InProcess(rate.NewLimiter(rate.Inf, 1)), ratelimit.WithMeterProvider(noop.NewMeterProvider()))
 		for i := range 23 {
 			_, _ = r.Invoke(t.Context(), i)
 		}
-		if p.too == 0 {
+		if _, too := p.Counts(); too == 0 {
 			t.Errorf("without the headers: no 429s; the test does not show what the headers avoid")
 		}
 	})

@@ -206,11 +206,22 @@ func (r *Runnable) waitForReset(ctx context.Context, tokens int) error {
 	if wait > r.maxWait || (hasDeadline && time.Until(dl) < wait) {
 		return &LimitedError{Wait: wait, Deadline: hasDeadline && wait <= r.maxWait}
 	}
+	r.recordWait(ctx, wait)
+	return sleep(ctx, wait)
+}
+
+// recordWait reports a call's wait on the span in ctx and in the
+// histogram.
+func (r *Runnable) recordWait(ctx context.Context, wait time.Duration) {
 	if span := trace.SpanFromContext(ctx); span.IsRecording() {
 		span.AddEvent("ratelimit.wait", trace.WithAttributes(AttrWait.Float64(wait.Seconds())))
 	}
 	r.waits.Record(ctx, wait.Seconds())
-	t := time.NewTimer(wait)
+}
+
+// sleep waits d, or until ctx is done, whose error it then returns.
+func sleep(ctx context.Context, d time.Duration) error {
+	t := time.NewTimer(d)
 	defer t.Stop()
 	select {
 	case <-t.C:
@@ -256,10 +267,7 @@ func (r *Runnable) acquire(ctx context.Context, n int) error {
 	case wait == 0:
 		return nil
 	}
-	if span := trace.SpanFromContext(ctx); span.IsRecording() {
-		span.AddEvent("ratelimit.wait", trace.WithAttributes(AttrWait.Float64(wait.Seconds())))
-	}
-	r.waits.Record(ctx, wait.Seconds())
+	r.recordWait(ctx, wait)
 	// Under a deadline, the wait runs from when the tokens were asked for:
 	// a backend across the network answers a round trip later, and a turn
 	// admitted just within the deadline must not be missed by that much.
@@ -268,13 +276,9 @@ func (r *Runnable) acquire(ctx context.Context, n int) error {
 			return nil
 		}
 	}
-	t := time.NewTimer(wait)
-	defer t.Stop()
-	select {
-	case <-t.C:
-		return nil
-	case <-ctx.Done():
-		r.b.Adjust(ctx, -n)
-		return ctx.Err()
+	if err := sleep(ctx, wait); err != nil {
+		r.b.Adjust(ctx, -n) // the tokens of a call that will not go
+		return err
 	}
+	return nil
 }

@@ -56,8 +56,12 @@ type StateKey[T any] struct {
 	name string
 }
 
-// namedKey is a StateKey of any type, for MarshalJSON and UnmarshalJSON.
-type namedKey interface{ keyName() string }
+// namedKey is a StateKey of any type: the map key of its entries, its
+// name, and how to decode an entry read back by UnmarshalJSON.
+type namedKey interface {
+	keyName() string
+	decode(json.RawMessage) (any, error)
+}
 
 func (k *StateKey[T]) keyName() string { return k.name }
 
@@ -117,32 +121,21 @@ func Load[T any](s *State, k *StateKey[T]) (T, bool) {
 
 // load returns k's entry, decoding a raw one read back by UnmarshalJSON;
 // it runs under d.mu.
-func (s *stateData) load(k any) (any, bool) {
+func (s *stateData) load(k namedKey) (any, bool) {
 	if v, ok := s.vals[k]; ok {
 		return v, true
 	}
-	nk, ok := k.(namedKey)
-	if !ok || nk.keyName() == "" || s.raw[nk.keyName()] == nil {
+	name := k.keyName()
+	if name == "" || s.raw[name] == nil {
 		return nil, false
 	}
-	v, err := decodeRaw(nk, s.raw[nk.keyName()])
-	delete(s.raw, nk.keyName())
+	v, err := k.decode(s.raw[name])
+	delete(s.raw, name)
 	if err != nil {
 		return nil, false // an entry of another shape: as if none
 	}
-	s.set(k, nk, v)
+	s.set(k, v)
 	return v, true
-}
-
-// decodeRaw decodes data into a value of k's type.
-func decodeRaw(k namedKey, data json.RawMessage) (any, error) {
-	d, ok := k.(interface {
-		decode(json.RawMessage) (any, error)
-	})
-	if !ok {
-		return nil, fmt.Errorf("core: state key %q cannot decode", k.keyName())
-	}
-	return d.decode(data)
 }
 
 func (k *StateKey[T]) decode(data json.RawMessage) (any, error) {
@@ -161,19 +154,20 @@ func Store[T any](s *State, k *StateKey[T], v T) {
 	d := s.data(true)
 	d.mu.Lock()
 	defer d.mu.Unlock()
-	d.set(k, k, v)
+	d.set(k, v)
 }
 
-func (s *stateData) set(k any, nk namedKey, v any) {
+// set sets k's entry; it runs under d.mu.
+func (s *stateData) set(k namedKey, v any) {
 	if s.vals == nil {
 		s.vals = make(map[any]any)
 	}
 	s.vals[k] = v
-	if name := nk.keyName(); name != "" {
+	if name := k.keyName(); name != "" {
 		if s.names == nil {
 			s.names = make(map[string]namedKey)
 		}
-		s.names[name] = nk
+		s.names[name] = k
 		delete(s.raw, name)
 	}
 }
@@ -193,7 +187,7 @@ func Update[T any](s *State, k *StateKey[T], f func(T) T) T {
 		cur = v.(T)
 	}
 	v := f(cur)
-	d.set(k, k, v)
+	d.set(k, v)
 	return v
 }
 

@@ -309,7 +309,7 @@ func (r *Runnable) Stream(ctx context.Context, input any, opts ...core.Option) (
 		if c.d == nil {
 			return nil, r.unavailable(c.now, c.until)
 		}
-		core.Store(st, r.owner, c.d.Name)
+		core.Store(st, r.ownerKey, c.d.Name)
 		ch, err := r.stream(ctx, c.d, st, func() (<-chan any, error) { return c.d.Runnable.Stream(ctx, input, opts...) })
 		if !errors.Is(err, errDied) {
 			return ch, err
@@ -327,17 +327,25 @@ var errDied = errors.New("pool: the deployment died")
 // is not known.
 func (r *Runnable) Resume(ctx context.Context, input any, last any, opts ...core.Option) (<-chan any, error) {
 	st := core.StateFrom(ctx)
-	if name, ok := core.Load(st, r.owner); ok {
-		for _, d := range r.deps {
-			if d.Name != name {
-				continue
-			}
-			if resumer, ok := d.Runnable.(core.Resumer); ok && core.CanResumeStream(ctx, d.Runnable) {
-				return r.stream(ctx, d, st, func() (<-chan any, error) { return resumer.Resume(ctx, input, last, opts...) })
-			}
+	if d := r.owner(st); d != nil {
+		if resumer, ok := d.Runnable.(core.Resumer); ok && core.CanResumeStream(ctx, d.Runnable) {
+			return r.stream(ctx, d, st, func() (<-chan any, error) { return resumer.Resume(ctx, input, last, opts...) })
 		}
 	}
 	return nil, fmt.Errorf("pool: no deployment to resume the stream on: %w", core.ErrNotResumable)
+}
+
+// owner returns the deployment that served the stream of the call whose
+// state is st, nil when none of this pool's did.
+func (r *Runnable) owner(st *core.State) *deployment {
+	if name, ok := core.Load(st, r.ownerKey); ok {
+		for _, d := range r.deps {
+			if d.Name == name {
+				return d
+			}
+		}
+	}
+	return nil
 }
 
 // stream opens a stream on d and forwards it until it ends.
@@ -386,14 +394,6 @@ func (r *Runnable) CanResume(ctx context.Context) bool {
 		}
 		return false
 	}
-	name, ok := core.Load(st, r.owner)
-	if !ok {
-		return false
-	}
-	for _, d := range r.deps {
-		if d.Name == name {
-			return core.CanResumeStream(ctx, d.Runnable)
-		}
-	}
-	return false
+	d := r.owner(st)
+	return d != nil && core.CanResumeStream(ctx, d.Runnable)
 }

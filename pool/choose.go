@@ -26,7 +26,11 @@ func (r *Runnable) choose(ctx context.Context, input any, failed uint64) choice 
 	var open []*deployment // not cooling down
 	var first time.Time
 	for _, d := range r.deps {
-		if until := d.unavailableUntil(now); !until.IsZero() {
+		until := d.coolsUntil(now)
+		if d.pace != nil { // only deployments that read their provider's limits
+			until = d.unavailableUntil(now)
+		}
+		if !until.IsZero() {
 			if first.IsZero() || until.Before(first) {
 				first = until
 			}

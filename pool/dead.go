@@ -68,7 +68,11 @@ func deadBecause(err error) (string, bool) {
 // reports it on the span in ctx and in pool.dead.
 func (r *Runnable) kill(ctx context.Context, d *deployment, now time.Time, why string) {
 	d.mu.Lock()
-	d.deadUntil.Store(now.Add(r.deadCooldown).UnixNano())
+	until := now.Add(r.deadCooldown).UnixNano()
+	d.deadUntil.Store(until)
+	if until > d.until.Load() { // out of rotation: the one time every call reads
+		d.until.Store(until)
+	}
 	d.deadWhy = why
 	d.mu.Unlock()
 	d.cooling.Store(true)

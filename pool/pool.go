@@ -148,8 +148,8 @@ type Runnable struct {
 	// the deployments that failed the call (bits), and the name of the
 	// deployment its stream was served by (durable, for a Resume in
 	// another process).
-	tried *core.StateKey[uint64]
-	owner *core.StateKey[string]
+	tried    *core.StateKey[uint64]
+	ownerKey *core.StateKey[string]
 	// coolMu makes "may this failure cool its deployment?" and the
 	// cooling one decision, so that concurrent failures never cool more
 	// than half of the pool. Only failures take it.
@@ -205,7 +205,7 @@ func New(deployments []Deployment, opts ...Option) (*Runnable, error) {
 	for i, d := range r.deps {
 		names[i] = d.Name
 	}
-	r.owner = core.NewStateKey[string]("pool.deployment:" + strings.Join(names, ","))
+	r.ownerKey = core.NewStateKey[string]("pool.deployment:" + strings.Join(names, ","))
 	var err error
 	r.cooldowns, err = version.Meter(ScopeName, c.mp).Int64Counter("pool.cooldowns",
 		metric.WithDescription("Times a deployment was taken out of rotation."), metric.WithUnit("{cooldown}"))
@@ -244,7 +244,8 @@ type deployment struct {
 	until   atomic.Int64 // cooling down until then
 	cooling atomic.Bool  // a cooldown was reported and its return not yet
 	// deadUntil (Unix nanoseconds) is when a dead deployment is back in
-	// rotation, deadWhy (under mu) why it died.
+	// rotation (until is raised to it too), deadWhy (under mu) why it
+	// died.
 	deadUntil atomic.Int64
 	deadWhy   string
 	// pace, when the deployment reads its provider's limits from its
@@ -302,7 +303,7 @@ func (d *deployment) unavailableUntil(now time.Time) time.Time {
 }
 
 func (d *deployment) coolsUntil(now time.Time) time.Time {
-	if until := max(d.until.Load(), d.deadUntil.Load()); until > now.UnixNano() {
+	if until := d.until.Load(); until > now.UnixNano() {
 		return time.Unix(0, until)
 	}
 	return time.Time{}

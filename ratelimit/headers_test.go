@@ -7,11 +7,15 @@ import (
 	"testing/synctest"
 	"time"
 
+	"github.com/sony/gobreaker/v2"
 	"go.opentelemetry.io/otel/metric/noop"
+	tnoop "go.opentelemetry.io/otel/trace/noop"
 	"golang.org/x/time/rate"
 
+	"github.com/steadfast-go/steadfast/breaker"
 	"github.com/steadfast-go/steadfast/internal/mock"
 	"github.com/steadfast-go/steadfast/ratelimit"
+	"github.com/steadfast-go/steadfast/retry"
 )
 
 // countingBackend admits every call at once, like a fleet Limiter with
@@ -71,6 +75,36 @@ func TestCallsWaitForTheResetTheHeadersSay(t *testing.T) {
 		}
 		if _, too := p.Counts(); too == 0 {
 			t.Errorf("without the headers: no 429s; the test does not show what the headers avoid")
+		}
+	})
+}
+
+// In the recommended chain, retry(ratelimit(breaker(provider))), the
+// limiter finds the provider's limits through the breaker: no call meets
+// a 429, and the breaker never opens.
+func TestHeaderPacingThroughTheChain(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		p := &mock.Windowed{Quota: 3, Window: time.Second}
+		cb, err := breaker.New(p, gobreaker.Settings{Name: "llm"}, breaker.WithMeterProvider(noop.NewMeterProvider()))
+		if err != nil {
+			t.Fatal(err)
+		}
+		lim, err := ratelimit.New(cb, ratelimit.InProcess(rate.NewLimiter(rate.Inf, 1)), ratelimit.WithMeterProvider(noop.NewMeterProvider()))
+		if err != nil {
+			t.Fatal(err)
+		}
+		r, err := retry.New(lim, retry.RetryConfig{MaxRetries: 2, InitialBackoff: time.Second, MaxBackoff: time.Second},
+			retry.WithTracerProvider(tnoop.NewTracerProvider()), retry.WithMeterProvider(noop.NewMeterProvider()))
+		if err != nil {
+			t.Fatal(err)
+		}
+		for i := range 10 {
+			if _, err := r.Invoke(t.Context(), i); err != nil {
+				t.Fatalf("call %d: %v", i, err)
+			}
+		}
+		if ok, too := p.Counts(); ok != 10 || too != 0 {
+			t.Errorf("%d served, %d 429s; want 10 and none", ok, too)
 		}
 	})
 }

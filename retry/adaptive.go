@@ -22,10 +22,15 @@ import (
 // MaxWait, else is refused; the retry layer waits the longer of that and
 // its backoff.
 //
-// While more than half of the recent attempts fail (a tenth to a fifth of
-// a second, and at least ten failures), first attempts are held too: they
-// go at twice the rate of recent successes, each waiting for a turn up to
-// MaxWait and then going without one. First attempts are never refused.
+// While more than half of the recent attempts fail (over the last tenth
+// of a second, or as much of the last second as it takes for ten to
+// fail, so that a small provider's clients, making a few dozen calls a
+// second, are judged as a large one's are), first attempts are held too:
+// they go at twice the rate of recent successes, and at least an eighth
+// of the rate at which calls come, each waiting for a turn up to MaxWait
+// and then going without one. First attempts are never refused. Once they
+// have been held for half a second, retries not yet seen are presumed to
+// fail as the attempts do.
 // A provider that is down is then offered little more than what it can
 // answer, so that one that collapsed under its backlog works it off and
 // recovers sooner than if every call went at once, and the calls held
@@ -39,12 +44,19 @@ import (
 // RetryRunnables that call one provider.
 type AdaptiveBudget struct {
 	firsts, firstFail, retries, retryOK atomic.Int64 // attempts recorded, in all
-	holding                             atomic.Bool  // whether first attempts are held
+	// arrived counts the calls that were held when they came, released
+	// those that went after being held: the calls that came, held or
+	// not, are firsts - released + arrived.
+	arrived, released atomic.Int64
+	holding           atomic.Bool // whether first attempts are held
 
 	mu    sync.Mutex
 	pace  *Pacing
 	snaps [adaptiveSnaps]counts
 	next  int // the oldest snapshot, replaced next
+	// heldSince is when first attempts began to be held; zero while they
+	// are not.
+	heldSince time.Time
 }
 
 // The window over which AdaptiveBudget measures: a snapshot of the counts
@@ -74,12 +86,20 @@ const (
 type counts struct {
 	at                                  time.Time
 	firsts, firstFail, retries, retryOK int64
+	arrived, released                   int64
 }
+
+// calls is how many calls came in c, held or not.
+func (c counts) calls() int64 { return c.firsts - c.released + c.arrived }
+
+// failed is how many of c's attempts failed.
+func (c counts) failed() int64 { return c.firstFail + c.retries - c.retryOK }
 
 // sub returns the counts made between o and c.
 func (c counts) sub(o counts) counts {
 	return counts{firsts: c.firsts - o.firsts, firstFail: c.firstFail - o.firstFail,
-		retries: c.retries - o.retries, retryOK: c.retryOK - o.retryOK}
+		retries: c.retries - o.retries, retryOK: c.retryOK - o.retryOK,
+		arrived: c.arrived - o.arrived, released: c.released - o.released}
 }
 
 // NewAdaptiveBudget returns an AdaptiveBudget. ratio, in (0, 1], is the
@@ -183,7 +203,17 @@ func (b *AdaptiveBudget) HoldFirst(_ context.Context, held time.Duration) (time.
 	if hold <= 0 {
 		return 0, false
 	}
-	return b.pace.hold(now, hold, held)
+	wait, again := b.pace.hold(now, hold, held)
+	switch {
+	case held == 0 && (again || wait > 0):
+		b.arrived.Add(1)
+		if !again {
+			b.released.Add(1)
+		}
+	case held > 0 && !again:
+		b.released.Add(1)
+	}
+	return wait, again
 }
 
 // Rate returns the retries a second the budget allows now.
@@ -209,17 +239,55 @@ func (b *AdaptiveBudget) rates(now time.Time) (retry, hold float64) {
 	if s.retries >= adaptiveQuorum {
 		retries, ok = s.retries, s.retryOK
 	}
-	retry = b.pace.Rate(w.firsts, retries, ok, span)
-	hold = b.pace.holdRate(s.firsts+s.retries, s.firstFail+s.retries-s.retryOK, sspan, float64(w.firsts)/span.Seconds())
+	h, hspan := b.holdSpan(now, cur, s, sspan, w)
+	// Probes follow the calls that come, not the first attempts made:
+	// those fall as calls are held, and the probes would fall with them.
+	hold = b.pace.holdRate(h.firsts+h.retries, h.failed(), hspan, float64(max(w.calls(), w.firsts))/span.Seconds())
+	presume := b.pace.lastShare
+	switch {
+	case hold <= 0:
+		b.heldSince = time.Time{}
+	case b.heldSince.IsZero():
+		b.heldSince = now
+	case now.Sub(b.heldSince) >= sustainedHold && h.firsts+h.retries > 0:
+		// Not a herd's failures: a herd's retries succeed and end the
+		// hold sooner. Retries not yet seen fare as the attempts do.
+		presume = min(presume, float64(h.firsts+h.retries-h.failed())/float64(h.firsts+h.retries))
+	}
+	retry = b.pace.rate(w.firsts, retries, ok, span, presume)
 	b.holding.Store(hold > 0)
 	return retry, hold
+}
+
+// sustainedHold is how long first attempts are held before the retries
+// not yet seen are presumed to fail as often as the attempts do.
+const sustainedHold = adaptiveWindow / 2
+
+// holdSpan returns the counts whether to hold first attempts is judged on,
+// and their span: the shortest recent span, from a tenth of the window
+// (s) up to the whole of it (w), in which a quorum of attempts failed. A
+// large provider's clients fail a quorum within the tenth, so an outage
+// shows at once; a small one's (a few slots, a few dozen calls a second)
+// take longer to, and a fixed tenth of a second would never see a quorum
+// fail there, nor hold anything back. It runs under b.mu.
+func (b *AdaptiveBudget) holdSpan(now time.Time, cur, s counts, sspan time.Duration, w counts) (counts, time.Duration) {
+	if s.failed() >= adaptiveQuorum || w.failed() < adaptiveQuorum {
+		return s, sspan
+	}
+	for d := 2 * adaptiveSlot; d <= adaptiveWindow; d += adaptiveSlot {
+		if c, span := b.since(now, cur, d); c.failed() >= adaptiveQuorum {
+			return c, span
+		}
+	}
+	return s, sspan // not reached: w has a quorum
 }
 
 // snapshot returns the counts now, which it keeps as a snapshot when one
 // is due. It runs under b.mu.
 func (b *AdaptiveBudget) snapshot(now time.Time) counts {
 	cur := counts{at: now, firsts: b.firsts.Load(), firstFail: b.firstFail.Load(),
-		retries: b.retries.Load(), retryOK: b.retryOK.Load()}
+		retries: b.retries.Load(), retryOK: b.retryOK.Load(),
+		arrived: b.arrived.Load(), released: b.released.Load()}
 	if newest := b.snaps[(b.next+adaptiveSnaps-1)%adaptiveSnaps]; now.Sub(newest.at) >= adaptiveSlot {
 		b.snaps[b.next] = cur
 		b.next = (b.next + 1) % adaptiveSnaps
@@ -295,7 +363,13 @@ func newPacing(fn string, ratio, minPerSecond float64, maxWait time.Duration) (*
 // succeeded: ratio × the rate of first attempts × the retries' success
 // share, at least minPerSecond.
 func (p *Pacing) Rate(firsts, retries, ok int64, span time.Duration) float64 {
-	return max(p.minRate, p.ratio*p.share(retries, ok)*float64(firsts)/span.Seconds())
+	return p.rate(firsts, retries, ok, span, p.lastShare)
+}
+
+// rate is Rate with the share presumed of the retries missing from a
+// quorum.
+func (p *Pacing) rate(firsts, retries, ok int64, span time.Duration, presume float64) float64 {
+	return max(p.minRate, p.ratio*p.share(retries, ok, presume)*float64(firsts)/span.Seconds())
 }
 
 // share is the success share of n retries of which ok succeeded. Fewer
@@ -306,12 +380,12 @@ func (p *Pacing) Rate(firsts, retries, ok int64, span time.Duration) float64 {
 // second letting a burst of retries through; and when the provider is
 // back, each retry that succeeds raises the pace until a quorum speaks for
 // itself.
-func (p *Pacing) share(n, ok int64) float64 {
+func (p *Pacing) share(n, ok int64, presume float64) float64 {
 	if n >= adaptiveQuorum {
 		p.lastShare = float64(ok) / float64(n)
 		return p.lastShare
 	}
-	return (float64(ok) + float64(adaptiveQuorum-n)*p.lastShare) / adaptiveQuorum
+	return (float64(ok) + float64(adaptiveQuorum-n)*presume) / adaptiveQuorum
 }
 
 // Reserve adds the tokens earned at rate since its last call (the bucket

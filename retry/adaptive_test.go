@@ -185,7 +185,7 @@ func TestAdaptiveSustainedOutageStaysATrickle(t *testing.T) {
 	for _, load := range []int{200, 2000} {
 		synctest.Test(t, func(t *testing.T) {
 			const seconds = 5
-			var retries [seconds + 1]atomic.Int64 // by the second they were made in
+			var retries [seconds + 3]atomic.Int64 // by the second they were made in
 			start := time.Now()
 			down := core.RunnableFunc(func(ctx context.Context, _ any, _ ...core.Option) (any, error) {
 				if a, _ := retry.AttemptFromContext(ctx); a.Attempt > 1 {
@@ -205,7 +205,7 @@ func TestAdaptiveSustainedOutageStaysATrickle(t *testing.T) {
 				time.Sleep(time.Second / time.Duration(load))
 			}
 			wg.Wait()
-			var counts [seconds + 1]int64
+			var counts [seconds + 3]int64
 			for s := range retries {
 				counts[s] = retries[s].Load()
 			}

@@ -3,7 +3,6 @@ package storm
 import (
 	"context"
 	"math/rand/v2"
-	"slices"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -92,6 +91,7 @@ func runClosed(ctx context.Context, sc Scenario, r bench.Retrier, seed uint64) R
 	var (
 		mu        sync.Mutex
 		latencies []time.Duration
+		okLatency []time.Duration
 		calls     atomic.Int64
 		success   atomic.Int64
 		wg        sync.WaitGroup
@@ -99,7 +99,7 @@ func runClosed(ctx context.Context, sc Scenario, r bench.Retrier, seed uint64) R
 	for c := range sc.Closed.Clients {
 		rng := rand.New(rand.NewPCG(seed, uint64(c)))
 		wg.Go(func() {
-			var mine []time.Duration
+			var mine, mineOK []time.Duration
 			for first := true; ctx.Err() == nil; first = false {
 				think := time.Duration(rng.ExpFloat64() * float64(sc.Closed.Think))
 				if first && sc.Closed.Synchronized {
@@ -109,21 +109,24 @@ func runClosed(ctx context.Context, sc Scenario, r bench.Retrier, seed uint64) R
 					break
 				}
 				began := time.Now()
-				if r.Do(ctx, p.request) == nil {
+				err := r.Do(ctx, p.request)
+				took := time.Since(began)
+				if err == nil {
 					success.Add(1)
+					mineOK = append(mineOK, took)
 				}
 				calls.Add(1)
-				mine = append(mine, time.Since(began))
+				mine = append(mine, took)
 			}
 			mu.Lock()
 			latencies = append(latencies, mine...)
+			okLatency = append(okLatency, mineOK...)
 			mu.Unlock()
 		})
 	}
 	wg.Wait()
 	res := Result{Library: r.Name(), Calls: int(calls.Load()), Success: int(success.Load())}
 	p.summarise(&res)
-	slices.Sort(latencies)
-	res.P50, res.P99 = quantile(latencies, 0.5), quantile(latencies, 0.99)
+	res.setLatencies(latencies, okLatency)
 	return res
 }

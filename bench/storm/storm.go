@@ -106,6 +106,22 @@ func (sc Scenario) Sized(f float64) Scenario {
 	return sc
 }
 
+// Slowed returns a closed-loop sc whose requests take f times as long and
+// whose clients think f times as long: the same load on a provider that
+// serves f times fewer requests a second (a model that takes 100ms, not
+// 20ms). An open-loop sc is returned as it is.
+func (sc Scenario) Slowed(f float64) Scenario {
+	if sc.Closed == nil || f == 1 {
+		return sc
+	}
+	cl := *sc.Closed
+	cl.Service = time.Duration(float64(cl.Service) * f)
+	cl.Think = time.Duration(float64(cl.Think) * f)
+	sc.Closed = &cl
+	sc.Capacity /= f
+	return sc
+}
+
 // Result is what one library did in one scenario.
 type Result struct {
 	Library  string
@@ -113,6 +129,7 @@ type Result struct {
 	Success  int
 	Attempts int
 	P50, P99 time.Duration // call latency, successes and failures alike
+	P99OK    time.Duration // the p99 of the successful calls' latency
 	// OutageAttempts are the attempts that reached the provider during the
 	// outage window.
 	OutageAttempts int
@@ -152,6 +169,7 @@ func Run(ctx context.Context, sc Scenario, r bench.Retrier, seed uint64) Result 
 		wg        sync.WaitGroup
 		success   atomic.Int64
 		latencies = make([]time.Duration, len(arrivals))
+		ok        = make([]bool, len(arrivals))
 	)
 	op := bench.Op(p.request)
 	for i, at := range arrivals {
@@ -165,13 +183,14 @@ func Run(ctx context.Context, sc Scenario, r bench.Retrier, seed uint64) Result 
 		}
 		if ctx.Err() != nil {
 			arrivals = arrivals[:i]
-			latencies = latencies[:i]
+			latencies, ok = latencies[:i], ok[:i]
 			break
 		}
 		wg.Go(func() {
 			began := time.Now()
 			if r.Do(ctx, op) == nil {
 				success.Add(1)
+				ok[i] = true
 			}
 			latencies[i] = time.Since(began)
 		})
@@ -180,9 +199,23 @@ func Run(ctx context.Context, sc Scenario, r bench.Retrier, seed uint64) Result 
 
 	res := Result{Library: r.Name(), Calls: len(arrivals), Success: int(success.Load())}
 	p.summarise(&res)
-	slices.Sort(latencies)
-	res.P50, res.P99 = quantile(latencies, 0.5), quantile(latencies, 0.99)
+	var okLatencies []time.Duration
+	for i, d := range latencies {
+		if ok[i] {
+			okLatencies = append(okLatencies, d)
+		}
+	}
+	res.setLatencies(latencies, okLatencies)
 	return res
+}
+
+// setLatencies sets the quantiles of the calls' latencies, all of them and
+// the successful ones'.
+func (res *Result) setLatencies(all, ok []time.Duration) {
+	slices.Sort(all)
+	slices.Sort(ok)
+	res.P50, res.P99 = quantile(all, 0.5), quantile(all, 0.99)
+	res.P99OK = quantile(ok, 0.99)
 }
 
 func quantile(sorted []time.Duration, q float64) time.Duration {

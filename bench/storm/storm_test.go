@@ -123,3 +123,15 @@ func TestRunCountsCallsAndAttempts(t *testing.T) {
 		}
 	})
 }
+
+// Slowed makes the closed-loop provider serve as many times fewer requests
+// a second as its requests take longer, under the same load.
+func TestSlowed(t *testing.T) {
+	sc := ClosedScenarios[2].Sized(0.25).Slowed(5)
+	if sc.Closed.Service != 100*time.Millisecond || sc.Closed.Think != 1250*time.Millisecond || sc.Capacity != 50 {
+		t.Errorf("Slowed(5): service %v, think %v, capacity %v; want 100ms, 1.25s, 50/s", sc.Closed.Service, sc.Closed.Think, sc.Capacity)
+	}
+	if open := Scenarios[0].Slowed(5); open.Capacity != Scenarios[0].Capacity {
+		t.Errorf("Slowed changed an open-loop scenario's capacity")
+	}
+}

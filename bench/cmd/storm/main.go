@@ -34,6 +34,7 @@ var (
 	libs   = flag.String("libs", "", "run only these libraries, comma-separated (no-retry always runs: it is the baseline)")
 	sizes  = flag.String("sizes", "1", "provider sizes to run, comma-separated: 4 is a provider, and a load, four times the default")
 	replot = flag.Bool("replot", false, "run nothing: draw the plots again from the series in -out")
+	slow   = flag.Float64("slow", 1, "closed loop only: a provider whose requests take this many times as long (the clients think as much longer), for as many times fewer requests a second")
 )
 
 func main() {
@@ -52,6 +53,9 @@ func runSizes(ctx context.Context, w io.Writer, quick bool, out string) error {
 		size, err := strconv.ParseFloat(f, 64)
 		if err != nil || !(size > 0) {
 			return fmt.Errorf("-sizes: %q is not a positive number", f)
+		}
+		if !(*slow >= 1) {
+			return fmt.Errorf("-slow: %v is less than 1", *slow)
 		}
 		dir := filepath.Join(out, "storm", "size-"+f)
 		if *replot {
@@ -74,7 +78,7 @@ func storms(size float64) [][]storm.Storm {
 		open = append(open, storm.Storm{Scenario: sc.Sized(size), Policy: storm.Policy})
 	}
 	for _, sc := range storm.ClosedScenarios {
-		closed = append(closed, storm.Storm{Scenario: sc.Sized(size), Policy: storm.ClosedPolicy})
+		closed = append(closed, storm.Storm{Scenario: sc.Sized(size).Slowed(*slow), Policy: storm.ClosedPolicy})
 	}
 	sync := func(family []storm.Storm) []storm.Storm {
 		var out []storm.Storm
@@ -178,7 +182,7 @@ func runScenario(ctx context.Context, w io.Writer, sc storm.Scenario, policy ben
 
 func table(w io.Writer, sc storm.Scenario, results []storm.Result) {
 	tw := tabwriter.NewWriter(w, 0, 0, 1, ' ', tabwriter.Debug)
-	header := "library\tcalls\tattempts/call\tsuccess\tserved\tp50\tp99"
+	header := "library\tcalls\tattempts/call\tsuccess\tserved\tp50\tp99\tp99 of successes"
 	if sc.OutageEnd > sc.OutageStart {
 		header += "\tattempts in outage\tvs no-retry"
 	}
@@ -188,8 +192,8 @@ func table(w io.Writer, sc storm.Scenario, results []storm.Result) {
 	fmt.Fprintln(tw, header+"\t")
 	base := results[0].OutageAttempts
 	for _, r := range results {
-		fmt.Fprintf(tw, "%s\t%d\t%.2f\t%.1f%%\t%d\t%v\t%v", r.Library, r.Calls, r.AttemptsPerCall(),
-			100*r.SuccessShare(), r.Success, r.P50.Round(100*time.Microsecond), r.P99.Round(100*time.Microsecond))
+		fmt.Fprintf(tw, "%s\t%d\t%.2f\t%.1f%%\t%d\t%v\t%v\t%v", r.Library, r.Calls, r.AttemptsPerCall(),
+			100*r.SuccessShare(), r.Success, r.P50.Round(100*time.Microsecond), r.P99.Round(100*time.Microsecond), r.P99OK.Round(100*time.Microsecond))
 		if sc.OutageEnd > sc.OutageStart {
 			fmt.Fprintf(tw, "\t%d\t%.2fx", r.OutageAttempts, float64(r.OutageAttempts)/float64(max(base, 1)))
 		}

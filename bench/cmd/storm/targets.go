@@ -53,6 +53,26 @@ func targets(w io.Writer, family, lib string, results [][]storm.Result) {
 	fmt.Fprintf(w, "- (c) collapse: recovered %s after the trigger, no retry %s (at most half wanted); success %.1f%% vs no retry's %.1f%% (+10 points wanted): %s\n",
 		recovery(me), recovery(none), 100*me.SuccessShare(), 100*none.SuccessShare(),
 		mark(recoveredInHalf(me, none) && me.SuccessShare() >= none.SuccessShare()+0.10))
+
+	// What it costs (no target): the tail of the successful calls, and the
+	// calls served, each against the best peer's.
+	for i, rs := range results {
+		me, _ := find(rs, lib)
+		var fast, most storm.Result
+		for _, r := range rs {
+			if !isPeer(r.Library) {
+				continue
+			}
+			if fast.Library == "" || r.P99OK < fast.P99OK {
+				fast = r
+			}
+			if most.Library == "" || r.Success > most.Success {
+				most = r
+			}
+		}
+		fmt.Fprintf(w, "- cost, %s: p99 of successes %v vs %v (%s); served %d vs %d (%s)\n", [3]string{"overload", "outage", "collapse"}[i],
+			me.P99OK.Round(100*time.Microsecond), fast.P99OK.Round(100*time.Microsecond), fast.Library, me.Success, most.Success, most.Library)
+	}
 }
 
 func isPeer(lib string) bool { return lib != "no-retry" && !strings.HasPrefix(lib, "steadfast") }

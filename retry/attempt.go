@@ -64,6 +64,9 @@ type attemptCtx struct {
 }
 
 func (c *attemptCtx) invocationID() string {
+	if cont := continuationFrom(c.Context); cont != nil && cont.InvocationID != "" {
+		return cont.InvocationID
+	}
 	id := c.call.Load()
 	if id == 0 {
 		c.call.CompareAndSwap(0, callCounter.Add(1))
@@ -73,8 +76,11 @@ func (c *attemptCtx) invocationID() string {
 }
 
 func (c *attemptCtx) Value(key any) any {
-	if key == (attemptKey{}) {
+	switch key {
+	case attemptKey{}:
 		return c
+	case continuationKey{}:
+		return nil // the call's own: calls nested in its attempts start afresh
 	}
 	if core.IsStateKey(key) {
 		if s := c.root.Context.Value(key); s != nil {

@@ -37,11 +37,16 @@ func (r *RetryRunnable) Batch(ctx context.Context, inputs []any, opts ...core.Op
 	if len(b.c.cfg.MaxRetriesByClass) > 0 {
 		b.tallies = make([]classTally, len(inputs))
 	}
-	b.c.hold(ctx)
 	for i := range b.pending {
 		b.pending[i] = i
 	}
-	rounds := 0
+	rounds := b.c.prior()
+	if e := b.c.spent(); e != nil {
+		b.finish(b.pending, e.Outcome, rounds)
+		b.pending = nil
+	} else {
+		b.c.hold(ctx)
+	}
 	for len(b.pending) > 0 {
 		if e := b.c.stopped(ctx, rounds, nil); e != nil {
 			b.finish(b.pending, e.Outcome, rounds)

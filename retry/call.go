@@ -47,6 +47,10 @@ type call struct {
 	live  bool // an attempt is under way
 	// ended is set once the call's end is recorded.
 	ended bool
+	// cont is the continuation the call carries on, nil when none.
+	cont *Continuation
+	// waited is the wait not slept when the call was handed off.
+	waited time.Duration
 	// handedOff is set, once and for good, by a Stream's caller's
 	// goroutine when it hands the call to the forwarding goroutine, which
 	// owns it from then on.
@@ -66,6 +70,7 @@ func (r *RetryRunnable) begin(ctx context.Context, c *call, m method, opts []cor
 		operation:   op,
 		method:      m,
 		maxAttempts: cfg.MaxRetries + 1,
+		cont:        continuationFrom(ctx),
 	}
 	if r.tel.tracer != nil || r.tel.calls != nil {
 		c.attrs = r.tel.opAttrs(op, m, cfg.MaxRetries)
@@ -147,6 +152,9 @@ func (c *call) startAttempt(ctx context.Context, n int, timeout time.Duration) a
 	}
 	if timeout > 0 {
 		a.ctx, a.cancel = context.WithTimeoutCause(a.ctx, timeout, ErrAttemptTimeout)
+	}
+	if c.cont != nil && c.cont.OnAttempt != nil {
+		c.cont.OnAttempt(ctx, n)
 	}
 	c.attempts, c.live = n, true
 	if a.span != nil || a.cancel != nil { // pointer writes cost write barriers: only when needed
@@ -270,6 +278,8 @@ func (c *call) stopTimer() {
 func (c *call) newError(outcome Outcome, attempts int, last error) *Error {
 	e := &Error{Operation: c.operation, Outcome: outcome, Attempts: attempts, Err: last}
 	switch outcome {
+	case OutcomeHandedOff:
+		e.Wait = c.waited
 	case OutcomeCanceled:
 		e.ContextErr = context.Canceled
 	case OutcomeDeadline:

@@ -90,6 +90,10 @@ func (c *call) decide(ctx context.Context, n int, errs []error, tallies []*class
 			return endAll(d, ends)
 		}
 	}
+	if c.handOff(d.delay) {
+		d.outcome, c.waited = OutcomeHandedOff, d.delay
+		return endAll(d, ends)
+	}
 	return d
 }
 

@@ -3,6 +3,7 @@ package retry
 import (
 	"errors"
 	"fmt"
+	"time"
 )
 
 // Outcome says why a call ended. Its values are those of the retry.outcome
@@ -19,6 +20,10 @@ const (
 	OutcomeBudgetExhausted   Outcome = "budget_exhausted"
 	OutcomeRetryAfterTooLong Outcome = "retry_after_too_long"
 	OutcomeCommitted         Outcome = "committed"
+	// OutcomeHandedOff ends a call whose next wait is longer than its
+	// Continuation's HandOff: the caller sleeps Error.Wait and continues
+	// the call then.
+	OutcomeHandedOff Outcome = "handed_off"
 )
 
 // ErrAttemptTimeout is matched (errors.Is) by the error of an attempt that
@@ -60,6 +65,9 @@ type Error struct {
 	// ContextErr is the caller's context error when the context ended the
 	// call (outcome canceled or deadline), else nil.
 	ContextErr error
+	// Wait is the wait before the next attempt that the call did not
+	// sleep (outcome handed_off), else 0.
+	Wait time.Duration
 }
 
 // Error returns "retry: <operation>: <outcome> after N attempts: <last error>".

@@ -14,10 +14,14 @@ func (r *RetryRunnable) Invoke(ctx context.Context, input any, opts ...core.Opti
 	var c call
 	ctx = r.begin(ctx, &c, methodInvoke, opts)
 	defer c.endIfUnwinding(ctx)
+	if e := c.spent(); e != nil {
+		c.fail(ctx, e)
+		return nil, e
+	}
 	c.hold(ctx)
 	var last error
 	in := input // the attempt's input: NextInput may rewrite it
-	for n := 1; ; n++ {
+	for n := c.prior() + 1; ; n++ {
 		if cerr := ctx.Err(); cerr != nil { // c.stopped by hand: it is too large to inline
 			e := c.newError(ctxOutcome(cerr), n-1, last)
 			c.fail(ctx, e)

@@ -103,6 +103,11 @@ type streamCall struct {
 // stream, and then hands the call to the forwarding goroutine.
 func (s *streamCall) start(ctx context.Context) *Error {
 	defer s.c.endIfUnwinding(ctx)
+	s.n = s.c.prior()
+	if e := s.c.spent(); e != nil {
+		s.c.fail(ctx, e)
+		return e
+	}
 	if !s.resume {
 		s.c.hold(ctx)
 	}

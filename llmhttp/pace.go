@@ -1,6 +1,7 @@
 package llmhttp
 
 import (
+	"math"
 	"sync"
 	"time"
 )
@@ -16,8 +17,13 @@ type HeaderPace struct {
 
 	mu     sync.Mutex
 	last   RateLimits // what the response the counts are taken from said
-	sent   int64      // requests sent since it
-	tokens int64      // tokens sent since it
+	sent   int64      // requests sent since it, before its reset
+	tokens int64      // tokens sent since it, before its reset
+	// after and afterTokens count what was sent since its reset, when the
+	// window is full again: until a response of the new window says more,
+	// the calls after the reset take from its whole limit, not all go at
+	// once.
+	after, afterTokens int64
 }
 
 // NewHeaderPace returns a HeaderPace over src's limits.
@@ -32,8 +38,13 @@ func (p *HeaderPace) Reserve(now time.Time, tokens int) time.Duration {
 	defer p.mu.Unlock()
 	wait := p.wait(now, tokens)
 	if wait == 0 {
-		p.sent++
-		p.tokens += int64(tokens)
+		if r := p.last.Requests; r.Known && !r.Reset.After(now) && !r.Reset.IsZero() {
+			p.after++
+			p.afterTokens += int64(tokens)
+		} else {
+			p.sent++
+			p.tokens += int64(tokens)
+		}
 	}
 	return wait
 }
@@ -52,15 +63,66 @@ func (p *HeaderPace) wait(now time.Time, tokens int) time.Duration {
 	if !ok {
 		return 0
 	}
-	if r != p.last { // a newer response (two may come at one instant)
-		p.last, p.sent, p.tokens = r, 0, 0
+	if r != p.last && p.fresher(r) { // a newer response (two may come at one instant)
+		p.last, p.sent, p.tokens, p.after, p.afterTokens = r, 0, 0, 0, 0
 	}
-	var wait time.Duration
-	if l := r.Requests; l.Known && l.Reset.After(now) && l.Remaining-p.sent <= 0 {
-		wait = l.Reset.Sub(now)
-	}
-	if l := r.Tokens; tokens > 0 && l.Known && l.Reset.After(now) && l.Remaining-p.tokens < int64(tokens) {
-		wait = max(wait, l.Reset.Sub(now))
-	}
-	return wait
+	r = p.last
+	return max(limitWait(r.Requests, r.At, now, p.sent, p.after, 1), limitWait(r.Tokens, r.At, now, p.tokens, p.afterTokens, int64(tokens)))
 }
+
+// fresher reports whether r, the limits of the response received last,
+// tells more than the counts kept since p.last: a response says what was
+// left when the provider answered, and answers come back out of order (a
+// slow answer's headers are as old as its request; a 429 comes at once),
+// so one that says more is left in the same window than p.last less what
+// was sent since, plus what the limit may have refilled since, is stale,
+// and taking it would send more than is left. A response received after
+// p.last's reset is of a new window.
+func (p *HeaderPace) fresher(r RateLimits) bool {
+	type count struct {
+		old, new Limit
+		sent     int64
+	}
+	for _, c := range [2]count{{p.last.Requests, r.Requests, p.sent}, {p.last.Tokens, r.Tokens, p.tokens}} {
+		if !c.old.Known || !c.new.Known {
+			continue
+		}
+		if c.old.Reset.IsZero() || !r.At.Before(c.old.Reset) || c.old.Limit <= 0 || !c.old.Reset.After(p.last.At) {
+			return true // a new window, or no limit to tell a refill from a stale answer by
+		}
+		// A limit that refills as it goes (OpenAI's) may have refilled
+		// since, at the rate that fills it by its reset.
+		rate := float64(c.old.Limit-c.old.Remaining) / c.old.Reset.Sub(p.last.At).Seconds()
+		refilled := int64(math.Ceil(rate * r.At.Sub(p.last.At).Seconds()))
+		return c.new.Remaining <= c.old.Remaining-c.sent+refilled
+	}
+	return true
+}
+
+// limitWait is how long a call of cost at now waits for room in l, said
+// by a response received at at: before l's reset, l.Remaining less sent
+// is left; after it, the window's whole l.Limit less after (what was sent
+// since the reset), until a response of the new window says more. With
+// no room left before the reset, the call waits for it; after it, for as
+// long again as the response said the window had left, the best guess of
+// when the new window's room comes back. Unknown limits, and a cost of 0,
+// never wait.
+func limitWait(l Limit, at, now time.Time, sent, after, cost int64) time.Duration {
+	if !l.Known || cost <= 0 || l.Reset.IsZero() {
+		return 0
+	}
+	if l.Reset.After(now) {
+		if l.Remaining-sent < cost {
+			return l.Reset.Sub(now)
+		}
+		return 0
+	}
+	if l.Limit > 0 && l.Limit-after < cost {
+		return max(l.Reset.Sub(at), minAfterReset)
+	}
+	return 0
+}
+
+// minAfterReset is the least a call waits for a new window's room once
+// the calls after a reset have taken its whole limit.
+const minAfterReset = 10 * time.Millisecond

@@ -43,3 +43,49 @@ func TestHeaderPaceWaitsForTheResetOnceNoneIsLeft(t *testing.T) {
 		}
 	})
 }
+
+// Answers come back out of order: a slow answer's headers are as old as
+// its request. One that says more is left in the same window than the
+// counts kept since a fresher one is stale, and changes nothing.
+func TestHeaderPaceIgnoresAStaleAnswer(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		var tr llmhttp.RateLimitTracker
+		p := llmhttp.NewHeaderPace(&tr)
+		tr.Observe(&http.Response{Header: header("x-ratelimit-limit-requests", "10", "x-ratelimit-remaining-requests", "1", "x-ratelimit-reset-requests", "1s")})
+		now := time.Now()
+		if w := p.Reserve(now, 0); w != 0 {
+			t.Fatalf("the one call left: wait %v", w)
+		}
+		time.Sleep(10 * time.Millisecond)
+		// A slow answer, generated when 6 were left, received now.
+		tr.Observe(&http.Response{Header: header("x-ratelimit-limit-requests", "10", "x-ratelimit-remaining-requests", "6", "x-ratelimit-reset-requests", "1s")})
+		if w := p.Reserve(time.Now(), 0); w == 0 {
+			t.Error("after a stale answer saying 6 left: no wait, want the reset (none is left)")
+		}
+		// An answer saying less than the counts is taken.
+		tr.Observe(&http.Response{Header: header("x-ratelimit-limit-requests", "10", "x-ratelimit-remaining-requests", "0", "x-ratelimit-reset-requests", "500ms")})
+		if w := p.Wait(time.Now(), 0); w != 500*time.Millisecond {
+			t.Errorf("after an answer saying none is left: wait %v, want its 500ms", w)
+		}
+	})
+}
+
+// After the reset, until an answer of the new window comes, the calls take
+// from the window's whole limit: they do not all go at once.
+func TestHeaderPaceAfterTheResetTakesFromTheLimit(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		var tr llmhttp.RateLimitTracker
+		p := llmhttp.NewHeaderPace(&tr)
+		tr.Observe(&http.Response{Header: header("x-ratelimit-limit-requests", "3", "x-ratelimit-remaining-requests", "0", "x-ratelimit-reset-requests", "200ms")})
+		time.Sleep(200 * time.Millisecond)
+		now := time.Now()
+		for i := range 3 {
+			if w := p.Reserve(now, 0); w != 0 {
+				t.Fatalf("call %d after the reset: wait %v, want none (3 allowed)", i, w)
+			}
+		}
+		if w := p.Reserve(now, 0); w <= 0 {
+			t.Errorf("a fourth call after the reset: wait %v, want one (the limit is 3)", w)
+		}
+	})
+}

@@ -198,16 +198,29 @@ func (r *Runnable) take(ctx context.Context, input any) (int, error) {
 // response said them, leave no room for, until they reset: refused with a
 // *LimitedError when that is past WithMaxWait or the context's deadline.
 func (r *Runnable) waitForReset(ctx context.Context, tokens int) error {
-	wait := r.pace.Reserve(time.Now(), tokens)
-	if wait == 0 {
-		return nil
+	start := time.Now()
+	var waited time.Duration
+	for {
+		now := time.Now()
+		wait := r.pace.Reserve(now, tokens)
+		if wait == 0 {
+			if waited > 0 {
+				r.recordWait(ctx, waited)
+			}
+			return nil
+		}
+		// The calls held for a reset all wake at it: each takes its turn
+		// again then, from the new window's room, rather than go at once.
+		total := now.Sub(start) + wait
+		dl, hasDeadline := ctx.Deadline()
+		if total > r.maxWait || (hasDeadline && time.Until(dl) < wait) {
+			return &LimitedError{Wait: total, Deadline: hasDeadline && total <= r.maxWait}
+		}
+		if err := sleep(ctx, wait); err != nil {
+			return err
+		}
+		waited = time.Since(start)
 	}
-	dl, hasDeadline := ctx.Deadline()
-	if wait > r.maxWait || (hasDeadline && time.Until(dl) < wait) {
-		return &LimitedError{Wait: wait, Deadline: hasDeadline && wait <= r.maxWait}
-	}
-	r.recordWait(ctx, wait)
-	return sleep(ctx, wait)
 }
 
 // recordWait reports a call's wait on the span in ctx and in the

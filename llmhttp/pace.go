@@ -64,7 +64,11 @@ func (p *HeaderPace) wait(now time.Time, tokens int) time.Duration {
 		return 0
 	}
 	if r != p.last && p.fresher(r) { // a newer response (two may come at one instant)
-		p.last, p.sent, p.tokens, p.after, p.afterTokens = r, 0, 0, 0, 0
+		// Calls sent before it may not have reached the provider when it
+		// answered: those it does not count yet are carried over.
+		p.sent = uncounted(p.last.Requests, r.Requests, r.At, p.sent, p.after)
+		p.tokens = uncounted(p.last.Tokens, r.Tokens, r.At, p.tokens, p.afterTokens)
+		p.last, p.after, p.afterTokens = r, 0, 0
 	}
 	r = p.last
 	return max(limitWait(r.Requests, r.At, now, p.sent, p.after, 1), limitWait(r.Tokens, r.At, now, p.tokens, p.afterTokens, int64(tokens)))
@@ -97,6 +101,26 @@ func (p *HeaderPace) fresher(r RateLimits) bool {
 		return c.new.Remaining <= c.old.Remaining-c.sent+refilled
 	}
 	return true
+}
+
+// uncounted is how much of what was sent since the response that said old
+// (sent before its reset, after since it) the response received at at
+// that says l does not count yet: what was sent, less what l says was
+// used since old (in the same window) or since the reset (in a new one).
+// Others' use of the limit shows as ours, so it errs toward sending more.
+func uncounted(old, l Limit, at time.Time, sent, after int64) int64 {
+	switch {
+	case !l.Known:
+		return 0
+	case old.Known && !old.Reset.IsZero() && !at.Before(old.Reset):
+		if l.Limit <= 0 {
+			return 0
+		}
+		return max(after-(l.Limit-l.Remaining), 0)
+	case old.Known && l.Remaining < old.Remaining:
+		return max(sent-(old.Remaining-l.Remaining), 0)
+	}
+	return 0 // more is left than old said: refilled since, taken to count all
 }
 
 // limitWait is how long a call of cost at now waits for room in l, said

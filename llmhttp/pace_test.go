@@ -89,3 +89,28 @@ func TestHeaderPaceAfterTheResetTakesFromTheLimit(t *testing.T) {
 		}
 	})
 }
+
+// The first answer of a new window does not count the calls sent since
+// the reset that had not reached the provider yet: those are carried
+// over, not forgotten.
+func TestHeaderPaceCarriesTheCallsAnAnswerDoesNotCount(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		var tr llmhttp.RateLimitTracker
+		p := llmhttp.NewHeaderPace(&tr)
+		tr.Observe(&http.Response{Header: header("x-ratelimit-limit-requests", "5", "x-ratelimit-remaining-requests", "0", "x-ratelimit-reset-requests", "200ms")})
+		time.Sleep(200 * time.Millisecond)
+		now := time.Now()
+		for range 3 { // after the reset, three sent; the first one's answer comes back
+			p.Reserve(now, 0)
+		}
+		tr.Observe(&http.Response{Header: header("x-ratelimit-limit-requests", "5", "x-ratelimit-remaining-requests", "4", "x-ratelimit-reset-requests", "1s")})
+		for i := range 2 {
+			if w := p.Reserve(now, 0); w != 0 {
+				t.Fatalf("call %d of the 2 left (4, less the two on their way): wait %v", i, w)
+			}
+		}
+		if w := p.Reserve(now, 0); w == 0 {
+			t.Error("a third call: no wait, want the reset: the two calls on their way take what is left")
+		}
+	})
+}

@@ -61,7 +61,9 @@ func WithChunk[T any]() Option {
 // hands them to deliver again, with the same DeliveryFrom(ctx).Seq.
 //
 // Its failures are ToApplicationError's; attempts, the InvocationID, the
-// hand-off and the heartbeats are as for Activity. A stream that broke
+// hand-off and the heartbeats are as for Activity. The heartbeats go on
+// while the stream is open, so a stream that stalls after its first chunk
+// is the retry layer's to end: set RetryConfig.ChunkTimeout. A stream that broke
 // after chunks were delivered, when r's chain cannot resume it, fails
 // NonRetryable (type "not_resumable"): starting again would deliver them
 // twice. A failure of deliver ends the stream, and the activity attempt

@@ -192,28 +192,32 @@ func (b *AdaptiveBudget) ReserveRetry(_ context.Context, maxWait time.Duration) 
 // of a second or so until its turn is near, for at most the budget's
 // MaxWait in all, and then goes. While nothing is held it costs one
 // atomic load.
-func (b *AdaptiveBudget) HoldFirst(_ context.Context, held time.Duration) (time.Duration, bool) {
+func (b *AdaptiveBudget) HoldFirst(_ context.Context, held time.Duration) (wait time.Duration, again bool) {
 	if !b.holding.Load() {
+		b.countHeld(held, 0, false)
 		return 0, false
 	}
 	now := time.Now()
 	b.mu.Lock()
 	defer b.mu.Unlock()
-	_, hold := b.rates(now)
-	if hold <= 0 {
-		return 0, false
+	if _, hold := b.rates(now); hold > 0 {
+		wait, again = b.pace.hold(now, hold, held)
 	}
-	wait, again := b.pace.hold(now, hold, held)
-	switch {
-	case held == 0 && (again || wait > 0):
+	b.countHeld(held, wait, again)
+	return wait, again
+}
+
+// countHeld counts a call held when it came (its first answer, at held 0,
+// is a wait) and its release (the answer that lets it go, once it was
+// held), whatever path the answer took: the calls that came are the first
+// attempts made, less those released, plus those that came held.
+func (b *AdaptiveBudget) countHeld(held, wait time.Duration, again bool) {
+	if held == 0 && (wait > 0 || again) {
 		b.arrived.Add(1)
-		if !again {
-			b.released.Add(1)
-		}
-	case held > 0 && !again:
+	}
+	if !again && (held > 0 || wait > 0) {
 		b.released.Add(1)
 	}
-	return wait, again
 }
 
 // Rate returns the retries a second the budget allows now.

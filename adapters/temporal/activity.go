@@ -6,7 +6,6 @@ import (
 	"fmt"
 
 	"go.temporal.io/sdk/activity"
-	"go.temporal.io/sdk/temporal"
 
 	"github.com/steadfast-go/steadfast/core"
 	"github.com/steadfast-go/steadfast/retry"
@@ -30,7 +29,8 @@ import (
 // attempts to be counted across activity attempts; any Runnable works
 // otherwise, its failures classified by ToApplicationError. A nil r, a bad
 // Option, or an output that is not an Out is a NonRetryable error of type
-// "steadfast_config" or "steadfast_output".
+// "steadfast_config" or "steadfast_output"; heartbeat details this package
+// did not write, one of type "steadfast_checkpoint".
 func Activity[In, Out any](r core.Runnable, opts ...Option) func(context.Context, In) (Out, error) {
 	o := newOptions(opts)
 	if r == nil && o.err == nil {
@@ -52,8 +52,7 @@ func Activity[In, Out any](r core.Runnable, opts ...Option) func(context.Context
 		}
 		v, ok := out.(Out)
 		if !ok {
-			err := fmt.Errorf("temporal: Activity: the Runnable's output is %T, want %T", out, zero)
-			return zero, temporal.NewNonRetryableApplicationError(err.Error(), "steadfast_output", err)
+			return zero, permanent("steadfast_output", fmt.Errorf("temporal: Activity: the Runnable's output is %T, want %T", out, zero))
 		}
 		return v, nil
 	}
@@ -63,17 +62,16 @@ func Activity[In, Out any](r core.Runnable, opts ...Option) func(context.Context
 // heartbeats and returns the context that continues the call.
 func begin(ctx context.Context, o *options) (context.Context, *heartbeat, error) {
 	if o.err != nil {
-		return ctx, nil, temporal.NewNonRetryableApplicationError(o.err.Error(), "steadfast_config", o.err)
+		return ctx, nil, permanent("steadfast_config", o.err)
 	}
 	if !activity.IsActivity(ctx) {
-		err := errors.New("temporal: not called in an activity: register the function with a Temporal worker")
-		return ctx, nil, temporal.NewNonRetryableApplicationError(err.Error(), "steadfast_config", err)
+		return ctx, nil, permanent("steadfast_config", errors.New("temporal: not called in an activity: register the function with a Temporal worker"))
 	}
 	cp, err := readCheckpoint(ctx)
 	if err != nil {
-		// Details written by something else: start the call afresh
-		// rather than fail an activity no retry would fix.
-		cp = checkpoint{}
+		// Details this package did not write: starting afresh would make
+		// the call's attempts again, so the activity says why it stops.
+		return ctx, nil, permanent("steadfast_checkpoint", fmt.Errorf("temporal: the heartbeat details are not a checkpoint of this package: %w", err))
 	}
 	info := activity.GetInfo(ctx)
 	hb := startHeartbeat(ctx, cp, o.every(info.HeartbeatTimeout))

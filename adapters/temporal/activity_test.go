@@ -7,6 +7,7 @@ import (
 	"sync"
 	"sync/atomic"
 	"testing"
+	"testing/synctest"
 	"time"
 
 	"go.temporal.io/sdk/activity"
@@ -217,22 +218,24 @@ func TestActivityPermanentFailures(t *testing.T) {
 // A silent provider (a model before its first token) does not trip the
 // heartbeat timeout: the activity heartbeats while the call is in flight.
 func TestActivityHeartbeatsWhileInFlight(t *testing.T) {
-	slow := core.RunnableFunc(func(ctx context.Context, _ any, _ ...core.Option) (any, error) {
-		select {
-		case <-time.After(120 * time.Millisecond):
-			return "late", nil
-		case <-ctx.Done():
-			return nil, ctx.Err()
+	synctest.Test(t, func(t *testing.T) {
+		slow := core.RunnableFunc(func(ctx context.Context, _ any, _ ...core.Option) (any, error) {
+			select {
+			case <-time.After(30 * time.Second): // silent for three heartbeat timeouts
+				return "late", nil
+			case <-ctx.Done():
+				return nil, ctx.Err()
+			}
+		})
+		runs := &activityRuns{t: t}
+		if _, err := runs.run(temporal.Activity[string, string](fastRetry(t, slow), temporal.WithHeartbeat(5*time.Second)), "q"); err != nil {
+			t.Fatal(err)
+		}
+		// One as the attempt starts, then one every 5s.
+		if n := runs.recorded.Load(); n < 6 {
+			t.Errorf("%d heartbeats in 30s at one every 5s, want at least 6", n)
 		}
 	})
-	runs := &activityRuns{t: t}
-	if _, err := runs.run(temporal.Activity[string, string](fastRetry(t, slow), temporal.WithHeartbeat(10*time.Millisecond)), "q"); err != nil {
-		t.Fatal(err)
-	}
-	// One as the attempt starts, then one every 10ms.
-	if n := runs.recorded.Load(); n < 6 {
-		t.Errorf("%d heartbeats in 120ms at one every 10ms, want at least 6", n)
-	}
 }
 
 func TestActivityBadArguments(t *testing.T) {
@@ -254,5 +257,21 @@ func TestActivityBadArguments(t *testing.T) {
 	// Outside an activity: an error, not the SDK's panic.
 	if _, err := temporal.Activity[string, string](&provider{answers: []any{"x"}})(t.Context(), "q"); err == nil {
 		t.Error("called outside an activity: error = nil")
+	}
+}
+
+// Heartbeat details this package did not write stop the activity with an
+// error naming them, rather than start the call's attempts again.
+func TestActivityForeignCheckpoint(t *testing.T) {
+	p := &provider{answers: []any{"summary"}}
+	var suite testsuite.WorkflowTestSuite
+	suite.SetLogger(log.NewStructuredLogger(slog.New(slog.DiscardHandler)))
+	env := suite.NewTestActivityEnvironment()
+	env.SetHeartbeatDetails("progress: 40 %")
+	fn := temporal.Activity[string, string](fastRetry(t, p))
+	env.RegisterActivity(fn)
+	_, err := env.ExecuteActivity(fn, "article")
+	if app := applicationError(t, err); !app.NonRetryable() || app.Type() != "steadfast_checkpoint" || len(p.requests) != 0 {
+		t.Errorf("%v with %d requests, want NonRetryable steadfast_checkpoint and none", err, len(p.requests))
 	}
 }

@@ -40,8 +40,7 @@ type activityInterceptor struct {
 
 func (a *activityInterceptor) ExecuteActivity(ctx context.Context, in *interceptor.ExecuteActivityInput) (any, error) {
 	if a.o.err != nil {
-		_, _, err := begin(ctx, a.o)
-		return nil, err
+		return nil, permanent("steadfast_config", a.o.err)
 	}
 	ctx = retry.WithContinuation(ctx, retry.Continuation{
 		InvocationID: invocationID(activity.GetInfo(ctx)),

@@ -23,9 +23,12 @@ func (r *Runnable) Batch(ctx context.Context, inputs []any, opts ...core.Option)
 		pending[i] = i
 	}
 	// Items whose deployment died are sent to another at once, within the
-	// call; each round kills at least one deployment, so it ends.
+	// call; each round kills at least one deployment, so it ends. Items
+	// that found no deployment with room wait for their limits' reset, as
+	// a call does, and are sent then.
+	var since time.Time // when the items began to wait
 	for len(pending) > 0 {
-		r.batchRound(ctx, pending, inputs, outs, errs, opts)
+		idle, c := r.batchRound(ctx, pending, inputs, outs, errs, opts)
 		var again []int
 		for _, i := range pending {
 			if _, died := errs[i].(*diedError); died {
@@ -33,7 +36,23 @@ func (r *Runnable) Batch(ctx context.Context, inputs []any, opts ...core.Option)
 				again = append(again, i)
 			}
 		}
-		pending = again
+		if len(idle) > 0 && len(again) == 0 { // nothing to send before the reset
+			if since.IsZero() {
+				since = c.now
+			}
+			if err := r.awaitRoom(ctx, c, since); err != nil {
+				if _, refused := err.(*UnavailableError); !refused {
+					for _, i := range idle {
+						errs[i] = err
+					}
+				}
+				idle = nil // each keeps its refusal
+			}
+		}
+		for _, i := range idle {
+			errs[i] = nil
+		}
+		pending = append(again, idle...)
 	}
 	for _, err := range errs {
 		if err != nil {
@@ -44,8 +63,9 @@ func (r *Runnable) Batch(ctx context.Context, inputs []any, opts ...core.Option)
 }
 
 // batchRound sends the items at idx, each to the deployment chosen for it,
-// and merges the answers by index.
-func (r *Runnable) batchRound(ctx context.Context, idx []int, inputs, outs []any, errs []error, opts []core.Option) {
+// and merges the answers by index. It returns the items that found no
+// deployment to serve them, refused, and the choice that found none.
+func (r *Runnable) batchRound(ctx context.Context, idx []int, inputs, outs []any, errs []error, opts []core.Option) (idle []int, none choice) {
 	st := core.StateFrom(ctx)
 	mask := r.failedMask(st)
 	groups := map[*deployment][]int{}
@@ -55,6 +75,7 @@ func (r *Runnable) batchRound(ctx context.Context, idx []int, inputs, outs []any
 		c := r.choose(ctx, in, mask)
 		if c.d == nil {
 			errs[i] = r.unavailable(c.now, c.until)
+			idle, none = append(idle, i), c
 			continue
 		}
 		if _, ok := groups[c.d]; !ok {
@@ -84,6 +105,7 @@ func (r *Runnable) batchRound(ctx context.Context, idx []int, inputs, outs []any
 		}
 		wg.Wait()
 	}
+	return idle, none
 }
 
 // sendGroup sends the items at idx to d as one Batch and merges its

@@ -80,9 +80,6 @@ func (e *deploymentError) RetryAfter() time.Duration { return e.after }
 // cooldown there too.
 func (r *Runnable) enter(ctx context.Context, d *deployment) {
 	d.inflight.Add(1)
-	if d.pace != nil {
-		d.pace.Reserve(time.Now(), 0) // a request of what its headers said is left
-	}
 	span := trace.SpanFromContext(ctx)
 	if !span.IsRecording() {
 		d.returned()
@@ -260,9 +257,9 @@ func callerEnded(ctx context.Context) bool {
 func (r *Runnable) Invoke(ctx context.Context, input any, opts ...core.Option) (any, error) {
 	st := core.StateFrom(ctx)
 	for {
-		c := r.choose(ctx, input, r.failedMask(st))
-		if c.d == nil {
-			return nil, r.unavailable(c.now, c.until)
+		c, err := r.next(ctx, input, st)
+		if err != nil {
+			return nil, err
 		}
 		out, err := r.invokeOn(ctx, c, input, opts)
 		if err == nil {
@@ -270,6 +267,24 @@ func (r *Runnable) Invoke(ctx context.Context, input any, opts ...core.Option) (
 		}
 		if !r.died(ctx, c.d, err) {
 			return nil, r.failed(ctx, c.d, st, err)
+		}
+	}
+}
+
+// next chooses the deployment of a call's attempt, waiting for their
+// limits' reset while none has room (awaitRoom).
+func (r *Runnable) next(ctx context.Context, input any, st *core.State) (choice, error) {
+	var since time.Time // when the call began to wait
+	for {
+		c := r.choose(ctx, input, r.failedMask(st))
+		if c.d != nil {
+			return c, nil
+		}
+		if since.IsZero() {
+			since = c.now
+		}
+		if err := r.awaitRoom(ctx, c, since); err != nil {
+			return c, err
 		}
 	}
 }
@@ -305,9 +320,9 @@ func (r *Runnable) died(ctx context.Context, d *deployment, err error) bool {
 func (r *Runnable) Stream(ctx context.Context, input any, opts ...core.Option) (<-chan any, error) {
 	st := core.StateFrom(ctx)
 	for {
-		c := r.choose(ctx, input, r.failedMask(st))
-		if c.d == nil {
-			return nil, r.unavailable(c.now, c.until)
+		c, err := r.next(ctx, input, st)
+		if err != nil {
+			return nil, err
 		}
 		core.Store(st, r.ownerKey, c.d.Name)
 		ch, err := r.stream(ctx, c.d, st, func() (<-chan any, error) { return c.d.Runnable.Stream(ctx, input, opts...) })
@@ -329,6 +344,11 @@ func (r *Runnable) Resume(ctx context.Context, input any, last any, opts ...core
 	st := core.StateFrom(ctx)
 	if d := r.owner(st); d != nil {
 		if resumer, ok := d.Runnable.(core.Resumer); ok && core.CanResumeStream(ctx, d.Runnable) {
+			if d.pace != nil {
+				// Only d can resume the stream: its request is counted
+				// whatever its headers say is left.
+				d.pace.Reserve(time.Now(), 0)
+			}
 			return r.stream(ctx, d, st, func() (<-chan any, error) { return resumer.Resume(ctx, input, last, opts...) })
 		}
 	}

@@ -6,6 +6,7 @@ import (
 	"math"
 	"math/rand/v2"
 	"net/http"
+	"slices"
 	"time"
 )
 
@@ -14,42 +15,73 @@ type choice struct {
 	d     *deployment
 	until time.Time // no deployment serves before then
 	now   time.Time // when the choice was made: the call's start
+	// paced reports that the first deployment back is back at its
+	// provider's reset, which its headers said: no failure keeps it out.
+	paced bool
 }
 
 // choose picks the deployment of one attempt (of one Batch item) among
 // those not cooling down, avoiding those that failed this call (its
 // InvocationID) while another can serve. With affinity, the key's
 // rendezvous winner; else the less loaded of two drawn at random, by calls
-// under way per unit of weight (the power of two choices).
+// under way per unit of weight (the power of two choices). A deployment
+// that reads its provider's limits is chosen only if it takes one of the
+// requests they leave until their reset: the choice counts the request, so
+// that concurrent calls do not all take the last one.
 func (r *Runnable) choose(ctx context.Context, input any, failed uint64) choice {
 	now := time.Now()
+	c := choice{now: now}
 	var open []*deployment // not cooling down
-	var first time.Time
 	for _, d := range r.deps {
-		until := d.coolsUntil(now)
+		until, paced := d.coolsUntil(now), false
 		if d.pace != nil { // only deployments that read their provider's limits
-			until = d.unavailableUntil(now)
+			if w := d.pace.Wait(now, 0); w > 0 && now.Add(w).After(until) {
+				until, paced = now.Add(w), true
+			}
 		}
 		if !until.IsZero() {
-			if first.IsZero() || until.Before(first) {
-				first = until
-			}
+			c.later(until, paced)
 			continue
 		}
 		open = append(open, d)
 	}
-	if len(open) == 0 {
-		return choice{until: first, now: now}
+	for len(open) > 0 {
+		cands := open
+		if fresh := untried(open, failed); len(fresh) > 0 {
+			cands = fresh
+		}
+		d := r.pick(ctx, input, cands)
+		if d.pace == nil {
+			c.d = d
+			return c
+		}
+		w := d.pace.Reserve(now, 0)
+		if w == 0 {
+			c.d = d
+			return c
+		}
+		c.later(now.Add(w), true) // another call took its last request
+		open = slices.DeleteFunc(open, func(o *deployment) bool { return o == d })
 	}
-	if fresh := untried(open, failed); len(fresh) > 0 {
-		open = fresh
+	return c
+}
+
+// later notes a deployment that cannot serve before until, for the pace's
+// reset when paced.
+func (c *choice) later(until time.Time, paced bool) {
+	if c.until.IsZero() || until.Before(c.until) {
+		c.until, c.paced = until, paced
 	}
+}
+
+// pick is the choice among ds, which can all serve.
+func (r *Runnable) pick(ctx context.Context, input any, ds []*deployment) *deployment {
 	if r.affinity != nil {
 		if key := r.affinity(ctx, input); key != "" {
-			return choice{d: rendezvous(key, open), now: now}
+			return rendezvous(key, ds)
 		}
 	}
-	return choice{d: twoChoices(open), now: now}
+	return twoChoices(ds)
 }
 
 // untried returns the deployments whose bit is not set in failed.

@@ -24,11 +24,20 @@
 // at all (401, 402, 403, 404, or an API code for an exhausted quota or
 // billing: a revoked or unpaid key, a model not deployed there) is dead:
 // it is out of rotation for WithDeadCooldown, and the call goes on at once
-// to another deployment, within the same attempt. When no deployment can
+// to another deployment, within the same attempt.
+//
+// A deployment whose Runnable reads its provider's rate-limit headers
+// (llmhttp.RateLimited: the providers' adapters do) is passed over once
+// they say it has no request left until their reset. When that alone
+// leaves no deployment, the call waits in the pool for the first reset,
+// up to WithMaxWait and its context's deadline, and takes its turn then:
+// no 429 is met and no retry spent. Otherwise, when no deployment can
 // serve, the pool refuses at once with an *UnavailableError that names
 // each and why, whose RetryAfter() is the wait until the first is back,
-// and which is not retryable while every deployment is dead. Batch spreads its items over deployments; Stream picks at
-// creation, and Resume goes back to the deployment that served the stream.
+// and which is not retryable while every deployment is dead.
+//
+// Batch spreads its items over deployments; Stream picks at creation, and
+// Resume goes back to the deployment that served the stream.
 package pool
 
 import (
@@ -97,6 +106,7 @@ type config struct {
 	window       time.Duration
 	cooldown     time.Duration
 	deadCooldown time.Duration
+	maxWait      time.Duration
 	mp           metric.MeterProvider
 }
 
@@ -144,6 +154,9 @@ type Runnable struct {
 	deaths    metric.Int64Counter
 	// deadCooldown is how long a dead deployment is out of rotation.
 	deadCooldown time.Duration
+	// maxWait is how long a call waits at most for a reset of its
+	// deployments' providers' limits.
+	maxWait time.Duration
 	// tried and owner are this pool's entries in each call's core.State:
 	// the deployments that failed the call (bits), and the name of the
 	// deployment its stream was served by (durable, for a Resume in
@@ -161,7 +174,7 @@ type Runnable struct {
 // deployment, one has no Runnable, no name or a name already used, a weight
 // is negative or not finite, or WithCooldown's values are not positive.
 func New(deployments []Deployment, opts ...Option) (*Runnable, error) {
-	c := config{allowedFails: DefaultAllowedFails, window: DefaultWindow, cooldown: DefaultCooldown, deadCooldown: DefaultDeadCooldown}
+	c := config{allowedFails: DefaultAllowedFails, window: DefaultWindow, cooldown: DefaultCooldown, deadCooldown: DefaultDeadCooldown, maxWait: DefaultMaxWait}
 	for _, opt := range opts {
 		if opt != nil {
 			opt(&c)
@@ -176,10 +189,12 @@ func New(deployments []Deployment, opts ...Option) (*Runnable, error) {
 		return nil, fmt.Errorf("pool: New: WithCooldown window %v and cooldown %v must be positive", c.window, c.cooldown)
 	case c.deadCooldown <= 0:
 		return nil, fmt.Errorf("pool: New: WithDeadCooldown(%v) must be positive", c.deadCooldown)
+	case c.maxWait < 0:
+		return nil, fmt.Errorf("pool: New: WithMaxWait(%v) must be at least 0", c.maxWait)
 	}
 	r := &Runnable{affinity: c.affinity, allowed: c.allowedFails, window: c.window, cooldown: c.cooldown, idem: true,
-		deadCooldown: c.deadCooldown,
-		tried:        core.NewStateKey[uint64]("")}
+		deadCooldown: c.deadCooldown, maxWait: c.maxWait,
+		tried: core.NewStateKey[uint64]("")}
 	for i, d := range deployments {
 		switch {
 		case d.Runnable == nil:

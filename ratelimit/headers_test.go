@@ -136,3 +136,37 @@ func TestHeldCallsTakeTurnsAtTheReset(t *testing.T) {
 		}
 	})
 }
+
+// A call waiting its turn in the bucket is counted against the headers
+// when it goes, not before its wait: when the answers that came meanwhile
+// say another client took the key's room (another replica of a fleet, on
+// a shared bucket), it waits for the reset instead of going on what the
+// headers said before.
+func TestACallQueuedInTheBucketGoesOnTheLatestHeaders(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		p := &mock.Windowed{Quota: 10, Window: time.Second}
+		// The bucket allows more than the key does, one call each 100 ms.
+		r, err := ratelimit.New(p, ratelimit.InProcess(rate.NewLimiter(10, 1)), ratelimit.WithMeterProvider(noop.NewMeterProvider()),
+			ratelimit.WithMaxWait(10*time.Second))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := r.Invoke(t.Context(), 0); err != nil { // learns the limits: 9 left
+			t.Fatal(err)
+		}
+		var wg sync.WaitGroup
+		for i := range 5 { // queued in the bucket, 100 ms apart
+			wg.Go(func() { _, _ = r.Invoke(t.Context(), i) })
+		}
+		time.Sleep(50 * time.Millisecond)
+		for range 8 { // another client of the key: 1 left
+			_, _ = p.Invoke(t.Context(), "other")
+		}
+		wg.Wait()
+		// Before, the queued calls had been counted against the 9 left
+		// before their wait, and four met a 429.
+		if ok, too := p.Counts(); too != 0 || ok != 14 {
+			t.Errorf("%d ok, %d 429s; want all 14 served, none refused", ok, too)
+		}
+	})
+}

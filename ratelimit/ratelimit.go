@@ -196,21 +196,20 @@ func (r *Runnable) take(ctx context.Context, input any) (int, error) {
 
 // waitForReset holds a call that the provider's own limits, as its last
 // response said them, leave no room for, until they reset: refused with a
-// *LimitedError when that is past WithMaxWait or the context's deadline.
-func (r *Runnable) waitForReset(ctx context.Context, tokens int) error {
-	start := time.Now()
+// *LimitedError when that would take the call, which began to wait at
+// start, past WithMaxWait or the context's deadline. It counts nothing:
+// the call is counted when it is sent (see acquire).
+func (r *Runnable) waitForReset(ctx context.Context, tokens int, start time.Time) error {
 	var waited time.Duration
 	for {
 		now := time.Now()
-		wait := r.pace.Reserve(now, tokens)
+		wait := r.pace.Wait(now, tokens)
 		if wait == 0 {
 			if waited > 0 {
 				r.recordWait(ctx, waited)
 			}
 			return nil
 		}
-		// The calls held for a reset all wake at it: each takes its turn
-		// again then, from the new window's room, rather than go at once.
 		total := now.Sub(start) + wait
 		dl, hasDeadline := ctx.Deadline()
 		if total > r.maxWait || (hasDeadline && time.Until(dl) < wait) {
@@ -219,7 +218,7 @@ func (r *Runnable) waitForReset(ctx context.Context, tokens int) error {
 		if err := sleep(ctx, wait); err != nil {
 			return err
 		}
-		waited = time.Since(start)
+		waited += time.Since(now)
 	}
 }
 
@@ -245,26 +244,49 @@ func sleep(ctx context.Context, d time.Duration) error {
 }
 
 // acquire takes n tokens at once: now, after a wait, or not at all. A
-// refused call spends none.
+// refused call spends none. When the provider's headers are read, the
+// call first waits for their reset if they leave no room, then takes its
+// turn in the bucket, and is counted against them as it goes: if the
+// answers that came while it waited its turn leave no room, its tokens go
+// back and it waits for the reset again. The calls held for a reset all
+// wake at it, and each takes its turn then, from the new window's room:
+// counted as they go, after the bucket's wait, a fleet's calls queued in
+// its shared bucket do not all go on what the headers said before.
 func (r *Runnable) acquire(ctx context.Context, n int) error {
 	if n == 0 {
 		return nil
 	}
-	if r.pace != nil {
-		tokens := 0
-		if r.cost != nil {
-			tokens = n
-		}
-		if err := r.waitForReset(ctx, tokens); err != nil {
+	if r.pace == nil {
+		return r.takeTurn(ctx, n, r.maxWait)
+	}
+	tokens := 0
+	if r.cost != nil {
+		tokens = n
+	}
+	start := time.Now()
+	for {
+		if err := r.waitForReset(ctx, tokens, start); err != nil {
 			return err
 		}
+		if err := r.takeTurn(ctx, n, max(r.maxWait-time.Since(start), 0)); err != nil {
+			return err
+		}
+		if r.pace.Reserve(time.Now(), tokens) == 0 {
+			return nil
+		}
+		r.b.Adjust(ctx, -n) // the turn of a call the provider has no room for yet
 	}
+}
+
+// takeTurn takes n tokens from the bucket, waiting at most maxWait, and
+// within the context's deadline, for them.
+func (r *Runnable) takeTurn(ctx context.Context, n int, maxWait time.Duration) error {
 	// The in-process bucket's free tokens are taken before any deadline
 	// is looked at: the success path is one lock.
 	if lb, ok := r.b.(*InProcessBackend); ok && lb.lim.AllowN(time.Now(), n) {
 		return nil
 	}
-	maxWait, deadline := r.maxWait, false
+	deadline := false
 	var asked time.Time // set when a deadline bounds the wait
 	if dl, ok := ctx.Deadline(); ok {
 		if asked = time.Now(); dl.Sub(asked) < maxWait {

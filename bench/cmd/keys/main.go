@@ -5,7 +5,7 @@
 // on one key and through a pool of two, then revokes one of the two
 // mid-run.
 //
-//	go run ./cmd/keys            # the committed run, about two minutes
+//	go run ./cmd/keys            # the committed run, about six minutes
 //	go run ./cmd/keys -quick     # 4 s runs, writing nothing
 package main
 
@@ -58,7 +58,16 @@ func run(ctx context.Context, w io.Writer, quick bool, out string) error {
 	}
 	targets(mw, sc, res[0], res[1], mark)
 
-	fmt.Fprintf(mw, "\nthe same, while another service uses %.0f %% of the first key's quota:\n\n", 100*sc.Shared)
+	both := one
+	both.Load = 2 * sc.Load
+	fmt.Fprintf(mw, "\ntwo keys, %.1f× the two keys' quota together (%.1f× one key's) offered, through a pool of the two:\n\n", sc.Load, both.Load)
+	res, err = table(ctx, mw, both, keys.Variants[:2])
+	if err != nil {
+		return err
+	}
+	targets(mw, both, res[0], res[1], mark)
+
+	fmt.Fprintf(mw, "\ntwo keys, %.1f× one key's quota offered, while another service uses %.0f %% of the first key's quota:\n\n", sc.Load, 100*sc.Shared)
 	res, err = table(ctx, mw, sc, keys.Variants[:2])
 	if err != nil {
 		return err

@@ -16,6 +16,7 @@ import (
 	"github.com/steadfast-go/steadfast/fallback"
 	"github.com/steadfast-go/steadfast/hedge"
 	"github.com/steadfast-go/steadfast/internal/mock"
+	"github.com/steadfast-go/steadfast/pool"
 	"github.com/steadfast-go/steadfast/retry"
 )
 
@@ -107,4 +108,53 @@ func newRetryQuiet(t *testing.T, inner core.Runnable) core.Runnable {
 		t.Fatal(err)
 	}
 	return r
+}
+
+// retry(fallback(pool(keys...), other)) when the keys' headers say none
+// has room until the reset: by default the pool holds the call for the
+// reset (no 429, no retry, no move); with pool.WithMaxWait(0) it refuses
+// at once and the fallback moves to the other model, with no retry spent
+// either way.
+func TestFallbackOverAPoolWithNoRoomLeft(t *testing.T) {
+	for _, tc := range []struct {
+		name   string
+		opts   []pool.Option
+		want   string
+		waited time.Duration
+	}{
+		{name: "default", want: "ok", waited: time.Second},
+		{name: "WithMaxWait(0)", opts: []pool.Option{pool.WithMaxWait(0)}, want: "from other"},
+	} {
+		synctest.Test(t, func(t *testing.T) {
+			key := &mock.Windowed{Quota: 2, Window: time.Second}
+			p, err := pool.New([]pool.Deployment{{Name: "key", Runnable: key}}, append(tc.opts, pool.WithMeterProvider(noop.NewMeterProvider()))...)
+			if err != nil {
+				t.Fatal(err)
+			}
+			for range 2 { // the key's quota, used up
+				if _, err := p.Invoke(t.Context(), "q"); err != nil {
+					t.Fatal(err)
+				}
+			}
+			other := mock.New(mock.OK("from other"))
+			fb, err := fallback.New([]core.Runnable{p, other}, fallback.WithTracerProvider(tnoop.NewTracerProvider()), fallback.WithMeterProvider(noop.NewMeterProvider()))
+			if err != nil {
+				t.Fatal(err)
+			}
+			retries := 0
+			r, err := retry.New(fb, retryConfig(3), retry.WithTracerProvider(tnoop.NewTracerProvider()), retry.WithMeterProvider(noop.NewMeterProvider()),
+				retry.WithOnRetry(func(context.Context, retry.RetryEvent) { retries++ }))
+			if err != nil {
+				t.Fatal(err)
+			}
+			start := time.Now()
+			out, err := r.Invoke(t.Context(), "q")
+			if err != nil || out != tc.want || time.Since(start) != tc.waited || retries != 0 {
+				t.Errorf("%s: Invoke() = %v, %v after %v and %d retries; want %v after %v, none", tc.name, out, err, time.Since(start), retries, tc.want, tc.waited)
+			}
+			if _, too := key.Counts(); too != 0 {
+				t.Errorf("%s: %d 429s, want none", tc.name, too)
+			}
+		})
+	}
 }

@@ -28,5 +28,8 @@
 // (100 ms by default) from a goroutine of its own, which Close ends. The
 // Limiter makes one round trip per call, the price of a bucket that is
 // exact across the fleet; a call whose output reports its usage
-// (ratelimit.WithUsage) makes a second one to settle it.
+// (ratelimit.WithUsage) makes a second one to settle it, and a call whose
+// chain reads the provider's rate-limit headers one more, to count it
+// against what the whole fleet's answers say is left
+// (Limiter.ReserveHeaders).
 package fleet

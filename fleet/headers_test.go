@@ -20,31 +20,29 @@ import (
 // A fleet whose shared bucket allows more than the provider's key really
 // does (the tier's published quota, while another service shares the key,
 // or the organisation's limit was lowered) meets the provider's 429s when
-// it learns the limit from them. Paced by the headers of its own answers,
-// which count every replica's requests, each replica holds the calls the
-// key has no room for until the reset, and counts a call as it goes, after
-// its turn in the shared bucket: more calls succeed and the 429s are at
-// least halved. They are not all gone: a replica counts the others' calls
-// only when its next answer does, so each window's last requests are
-// over-sent by about the calls the other replicas made since (70 to 84 %
-// fewer 429s in this test; calls queued in the shared bucket that all
-// went on what the headers said before their wait made it 37 to 40 %).
+// it learns the limit from them. Paced by the headers, counted in Redis
+// from every replica's answers and calls, it holds the calls the key has
+// no room for until the reset: at least 90 % fewer 429s, and more calls
+// succeed. (Each replica pacing by its own answers alone left 57 to 81 %
+// fewer: it learns of the others' calls only from its next answer.)
 func TestAFleetPacesByTheProvidersHeaders(t *testing.T) {
 	c := client(t)
 	const (
 		replicas = 4
 		quota    = 40 // the key's requests a second
-		load     = 1.5
+		load     = 1.6
 		run      = 4 * time.Second
 	)
 	var got [2]fleetRun
 	for i, paced := range []bool{false, true} {
 		key := &sharedKey{quota: quota, window: time.Second, latency: 20 * time.Millisecond, start: time.Now().Truncate(time.Second)}
 		var rs []core.Runnable
+		bucket := uniqueKey(t) // one shared bucket, each replica with its Limiter over it
 		for range replicas {
-			// Each replica has its own Redis connection, Limiter and
-			// provider client, as a process of its own would.
-			lim := newLimiter(t, dial(t, c.Options().Addr), uniqueKey(t), rate.Limit(2*quota), 5)
+			// Each replica has its own Redis connection, Limiter (over the
+			// one bucket) and provider client, as a process of its own
+			// would.
+			lim := newLimiter(t, dial(t, c.Options().Addr), bucket, rate.Limit(2*quota), 5)
 			var inner core.Runnable = &replicaClient{key: key}
 			if !paced {
 				inner = core.RunnableFunc(inner.Invoke) // its headers hidden: limits learned from 429s
@@ -63,8 +61,8 @@ func TestAFleetPacesByTheProvidersHeaders(t *testing.T) {
 	if reactive.tooMany < 20 {
 		t.Fatalf("reacting to 429s met %d, want many: the scenario does not bind", reactive.tooMany)
 	}
-	if 2*paced.tooMany > reactive.tooMany {
-		t.Errorf("paced by the headers: %d 429s against %d reacting; want at most half", paced.tooMany, reactive.tooMany)
+	if 10*paced.tooMany > reactive.tooMany {
+		t.Errorf("paced by the headers: %d 429s against %d reacting; want at least 90 %% fewer", paced.tooMany, reactive.tooMany)
 	}
 	if paced.ok < reactive.ok {
 		t.Errorf("paced by the headers: %d calls succeeded against %d reacting; want as many or more", paced.ok, reactive.ok)

@@ -15,6 +15,7 @@ import (
 
 	"github.com/steadfast-go/steadfast/breaker"
 	"github.com/steadfast-go/steadfast/internal/mock"
+	"github.com/steadfast-go/steadfast/llmhttp"
 	"github.com/steadfast-go/steadfast/ratelimit"
 	"github.com/steadfast-go/steadfast/retry"
 )
@@ -167,6 +168,71 @@ func TestACallQueuedInTheBucketGoesOnTheLatestHeaders(t *testing.T) {
 		// before their wait, and four met a 429.
 		if ok, too := p.Counts(); too != 0 || ok != 14 {
 			t.Errorf("%d ok, %d 429s; want all 14 served, none refused", ok, too)
+		}
+	})
+}
+
+// sharedCount is a backend that also keeps a fleet's count against the
+// headers (a ratelimit.HeaderPacer), scripted: it answers wait, or err.
+type sharedCount struct {
+	countingBackend
+	mu    sync.Mutex
+	wait  time.Duration
+	err   error
+	asked []llmhttp.RateLimits
+}
+
+func (s *sharedCount) ReserveHeaders(_ context.Context, l llmhttp.RateLimits, _ int) (time.Duration, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.asked = append(s.asked, l)
+	return s.wait, s.err
+}
+
+func (s *sharedCount) set(wait time.Duration, err error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.wait, s.err = wait, err
+}
+
+func (s *sharedCount) last() (int, llmhttp.RateLimits) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return len(s.asked), s.asked[len(s.asked)-1]
+}
+
+// With a backend that keeps the fleet's count against the headers, the
+// fleet's count decides: it is given the last answer's limits, and a call
+// it has no room for waits for the reset although this process's own
+// count has room; while it fails, this process's count decides.
+func TestTheFleetsCountDecidesWhileItAnswers(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		p := &mock.Windowed{Quota: 5, Window: time.Second}
+		shared := &sharedCount{}
+		r, err := ratelimit.New(p, shared, ratelimit.WithMeterProvider(noop.NewMeterProvider()), ratelimit.WithMaxWait(10*time.Second))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := r.Invoke(t.Context(), 0); err != nil { // learns the limits: 4 left
+			t.Fatal(err)
+		}
+		shared.set(500*time.Millisecond, nil) // the fleet used them
+		start := time.Now()
+		done := make(chan struct{})
+		go func() {
+			defer close(done)
+			_, _ = r.Invoke(t.Context(), 1)
+		}()
+		time.Sleep(200 * time.Millisecond)
+		synctest.Wait()
+		asked, limits := shared.last()
+		if ok, _ := p.Counts(); ok != 1 || asked != 1 || limits.Requests.Remaining != 4 {
+			t.Fatalf("%d served, the fleet's count asked %d times; want the second call held by it, asked once, given the answer saying 4 left", ok, asked)
+		}
+		shared.set(0, errors.New("redis away")) // this process's count: 4 left
+		<-done
+		if ok, _ := p.Counts(); ok != 2 || time.Since(start) != 500*time.Millisecond {
+			t.Errorf("%d served after %v, want the held call sent when the fleet's count failed, at its wait's end, 500ms", ok, time.Since(start))
 		}
 	})
 }

@@ -56,6 +56,10 @@ type Runnable struct {
 	// headers of its responses (llmhttp.RateLimited), holds calls that
 	// those limits have no room for until their reset.
 	pace *llmhttp.HeaderPace
+	// src is the chain's limits, and shared the backend's count of the
+	// fleet's calls against them, when the backend keeps one.
+	src    llmhttp.RateLimited
+	shared HeaderPacer
 }
 
 // New returns inner behind the bucket b: InProcess's, over a
@@ -81,7 +85,8 @@ func newRunnable(fn string, inner core.Runnable, b Backend, opts []Option) (*Run
 	}
 	r := &Runnable{inner: inner, b: b, maxWait: rate.InfDuration, cost: c.cost, usage: c.usage}
 	if src, ok := core.Find[llmhttp.RateLimited](inner); ok {
-		r.pace = llmhttp.NewHeaderPace(src)
+		r.pace, r.src = llmhttp.NewHeaderPace(src), src
+		r.shared, _ = b.(HeaderPacer)
 	}
 	if c.maxWait != nil {
 		if *c.maxWait < 0 {
@@ -195,10 +200,8 @@ func (r *Runnable) take(ctx context.Context, input any) (int, error) {
 }
 
 // waitForReset holds a call that the provider's own limits, as its last
-// response said them, leave no room for, until they reset: refused with a
-// *LimitedError when that would take the call, which began to wait at
-// start, past WithMaxWait or the context's deadline. It counts nothing:
-// the call is counted when it is sent (see acquire).
+// response said them, leave no room for, until they reset (see hold). It
+// counts nothing: the call is counted when it is sent (see acquire).
 func (r *Runnable) waitForReset(ctx context.Context, tokens int, start time.Time) error {
 	var waited time.Duration
 	for {
@@ -210,16 +213,23 @@ func (r *Runnable) waitForReset(ctx context.Context, tokens int, start time.Time
 			}
 			return nil
 		}
-		total := now.Sub(start) + wait
-		dl, hasDeadline := ctx.Deadline()
-		if total > r.maxWait || (hasDeadline && time.Until(dl) < wait) {
-			return &LimitedError{Wait: total, Deadline: hasDeadline && total <= r.maxWait}
-		}
-		if err := sleep(ctx, wait); err != nil {
+		if err := r.hold(ctx, wait, start); err != nil {
 			return err
 		}
 		waited += time.Since(now)
 	}
+}
+
+// hold waits wait for the provider's reset: refused with a *LimitedError
+// when that would take the call, which began to wait at start, past
+// WithMaxWait or the context's deadline.
+func (r *Runnable) hold(ctx context.Context, wait time.Duration, start time.Time) error {
+	total := time.Since(start) + wait
+	dl, hasDeadline := ctx.Deadline()
+	if total > r.maxWait || (hasDeadline && time.Until(dl) < wait) {
+		return &LimitedError{Wait: total, Deadline: hasDeadline && total <= r.maxWait}
+	}
+	return sleep(ctx, wait)
 }
 
 // recordWait reports a call's wait on the span in ctx and in the
@@ -271,11 +281,37 @@ func (r *Runnable) acquire(ctx context.Context, n int) error {
 		if err := r.takeTurn(ctx, n, max(r.maxWait-time.Since(start), 0)); err != nil {
 			return err
 		}
-		if r.pace.Reserve(time.Now(), tokens) == 0 {
+		wait := r.reserveHeaders(ctx, tokens)
+		if wait == 0 {
 			return nil
 		}
 		r.b.Adjust(ctx, -n) // the turn of a call the provider has no room for yet
+		held := time.Now()
+		if err := r.hold(ctx, wait, start); err != nil {
+			return err
+		}
+		r.recordWait(ctx, time.Since(held))
 	}
+}
+
+// reserveHeaders counts a call of tokens that is about to go against the
+// provider's limits, and returns the wait for their reset when they leave
+// no room: by the fleet's count when the backend keeps one and answers,
+// else by this process's. This process's count is kept either way, so
+// that it is current when the fleet's fails.
+func (r *Runnable) reserveHeaders(ctx context.Context, tokens int) time.Duration {
+	wait := r.pace.Reserve(time.Now(), tokens)
+	if r.shared == nil {
+		return wait
+	}
+	limits, ok := r.src.RateLimits()
+	if !ok {
+		return wait
+	}
+	if w, err := r.shared.ReserveHeaders(ctx, limits, tokens); err == nil {
+		return w
+	}
+	return wait
 }
 
 // takeTurn takes n tokens from the bucket, waiting at most maxWait, and

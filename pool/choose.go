@@ -33,24 +33,25 @@ func (r *Runnable) choose(ctx context.Context, input any, failed uint64) choice 
 	c := choice{now: now}
 	var open []*deployment // not cooling down
 	for _, d := range r.deps {
-		until, paced := d.coolsUntil(now), false
-		if d.pace != nil { // only deployments that read their provider's limits
-			if w := d.pace.Wait(now, 0); w > 0 && now.Add(w).After(until) {
-				until, paced = now.Add(w), true
-			}
-		}
-		if !until.IsZero() {
+		if until, paced := d.availableAt(now); !until.IsZero() {
 			c.later(until, paced)
 			continue
 		}
 		open = append(open, d)
+	}
+	if len(open) == 0 {
+		return c
+	}
+	key := ""
+	if r.affinity != nil {
+		key = r.affinity(ctx, input)
 	}
 	for len(open) > 0 {
 		cands := open
 		if fresh := untried(open, failed); len(fresh) > 0 {
 			cands = fresh
 		}
-		d := r.pick(ctx, input, cands)
+		d := pick(key, cands)
 		if d.pace == nil {
 			c.d = d
 			return c
@@ -74,12 +75,11 @@ func (c *choice) later(until time.Time, paced bool) {
 	}
 }
 
-// pick is the choice among ds, which can all serve.
-func (r *Runnable) pick(ctx context.Context, input any, ds []*deployment) *deployment {
-	if r.affinity != nil {
-		if key := r.affinity(ctx, input); key != "" {
-			return rendezvous(key, ds)
-		}
+// pick is the choice among ds, which can all serve: key's rendezvous
+// winner, or with no key the power of two choices.
+func pick(key string, ds []*deployment) *deployment {
+	if key != "" {
+		return rendezvous(key, ds)
 	}
 	return twoChoices(ds)
 }

@@ -304,19 +304,27 @@ func (d *deployment) observe(took time.Duration) {
 // latencyWeight is the weight of a faster sample in the moving average.
 const latencyWeight = 0.1
 
-// coolsUntil returns when the deployment is back, zero when it is now.
-// unavailableUntil is when d can take a call: coolsUntil, or, when its
-// provider's headers say it has no room left, their reset; zero for now.
-func (d *deployment) unavailableUntil(now time.Time) time.Time {
-	until := d.coolsUntil(now)
+// availableAt is when d can take a call, zero for now, and whether what
+// keeps it out until then is its provider's headers (no room left until
+// their reset) rather than a cooldown.
+func (d *deployment) availableAt(now time.Time) (until time.Time, paced bool) {
+	until = d.coolsUntil(now)
 	if d.pace != nil {
 		if w := d.pace.Wait(now, 0); w > 0 && now.Add(w).After(until) {
-			until = now.Add(w)
+			return now.Add(w), true
 		}
 	}
+	return until, false
+}
+
+// unavailableUntil is when d can take a call, zero for now.
+func (d *deployment) unavailableUntil(now time.Time) time.Time {
+	until, _ := d.availableAt(now)
 	return until
 }
 
+// coolsUntil returns when the deployment is back from a cooldown, zero
+// when it is now.
 func (d *deployment) coolsUntil(now time.Time) time.Time {
 	if until := d.until.Load(); until > now.UnixNano() {
 		return time.Unix(0, until)

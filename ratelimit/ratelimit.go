@@ -20,6 +20,14 @@
 // it from the usage its output reports, returning what was not used and
 // taking what was used beyond the estimate as debt. A Batch costs the sum
 // of its items; a Stream settles when it ends.
+//
+// When the chain's provider reads its rate-limit headers
+// (llmhttp.RateLimited: the provider adapters do), the calls are also
+// paced by them: once they leave no room until their reset, a call waits
+// for it, within the same WithMaxWait and deadline, rather than meet a
+// 429. A call is counted against them as it goes, after its turn in the
+// bucket. With a Backend that is also a HeaderPacer (the fleet module's),
+// the count is the whole fleet's.
 package ratelimit
 
 import (

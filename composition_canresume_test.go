@@ -20,6 +20,7 @@ import (
 	"github.com/steadfast-go/steadfast/core"
 	"github.com/steadfast-go/steadfast/fallback"
 	"github.com/steadfast-go/steadfast/hedge"
+	"github.com/steadfast-go/steadfast/internal/streams"
 	"github.com/steadfast-go/steadfast/pool"
 	"github.com/steadfast-go/steadfast/ratelimit"
 	"github.com/steadfast-go/steadfast/retry"
@@ -107,10 +108,10 @@ func TestNoResumeIsTriedThroughAChainThatCannotResume(t *testing.T) {
 		synctest.Test(t, func(t *testing.T) {
 			inner := &breaksOnce{n: 3}
 			chain := wrap(cannotResume{inner})
-			if core.CanResume(chain) {
+			if canResume(chain) {
 				t.Fatalf("%s over a Runnable without Resume: CanResume = true", name)
 			}
-			if !core.CanResume(wrap(inner)) {
+			if !canResume(wrap(inner)) {
 				t.Fatalf("%s over a Resumer: CanResume = false", name)
 			}
 			res := streamResuming(t, chain)
@@ -118,7 +119,7 @@ func TestNoResumeIsTriedThroughAChainThatCannotResume(t *testing.T) {
 			if !slices.Equal(got, []any{1}) || !errors.Is(last, io.ErrUnexpectedEOF) {
 				t.Errorf("%s: stream = %v, %v; want 1, then the break", name, got, last)
 			}
-			if errors.Is(last, core.ErrNotResumable) || budget.reserved != 0 || attempts != 1 || elapsed != 0 {
+			if errors.Is(last, streams.ErrNotResumable) || budget.reserved != 0 || attempts != 1 || elapsed != 0 {
 				t.Errorf("%s: a Resume was tried: last %v, budget asked %d times, %d attempts, %v slept; want none, 1 attempt, 0s",
 					name, last, budget.reserved, attempts, elapsed)
 			}
@@ -143,7 +144,7 @@ func TestAStreamOnACandidateThatCannotResumeEndsAtOnce(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if !core.CanResume(fb) {
+		if !canResume(fb) {
 			t.Fatal("fallback with a resumable candidate: CanResume = false")
 		}
 		res := streamResuming(t, fb)
@@ -207,4 +208,11 @@ func streamResuming(t *testing.T, inner core.Runnable) resumed {
 		}
 	}
 	return resumed{chunks, last, budget, attempts, took}
+}
+
+// canResume asks r, as the retry layer does when it is built, whether any
+// of its streams can resume.
+func canResume(r core.Runnable) bool {
+	res, ok := r.(core.Resumer)
+	return ok && res.CanResume(context.Background())
 }

@@ -21,6 +21,7 @@ import (
 	"github.com/steadfast-go/steadfast/fallback"
 	"github.com/steadfast-go/steadfast/hedge"
 	"github.com/steadfast-go/steadfast/internal/mock"
+	"github.com/steadfast-go/steadfast/internal/streams"
 	"github.com/steadfast-go/steadfast/ratelimit"
 	"github.com/steadfast-go/steadfast/retry"
 )
@@ -99,7 +100,7 @@ func TestStallCountsInTheBreakerInside(t *testing.T) {
 	}
 }
 
-// Every decorator answers core.ErrNotResumable for an inner Runnable that
+// Every decorator answers streams.ErrNotResumable for an inner Runnable that
 // cannot resume, and passes a resume through to one that can.
 func TestNotResumableThroughEveryDecorator(t *testing.T) {
 	wrap := map[string]func(core.Runnable) core.Runnable{
@@ -126,8 +127,8 @@ func TestNotResumableThroughEveryDecorator(t *testing.T) {
 			if !ok {
 				t.Fatalf("%s is not a core.Resumer", name)
 			}
-			if _, err := resumer.Resume(t.Context(), "q", 1); !errors.Is(err, core.ErrNotResumable) {
-				t.Errorf("%s over a Runnable that cannot resume: Resume() = %v, want core.ErrNotResumable", name, err)
+			if _, err := resumer.Resume(t.Context(), "q", 1); !errors.Is(err, streams.ErrNotResumable) {
+				t.Errorf("%s over a Runnable that cannot resume: Resume() = %v, want streams.ErrNotResumable", name, err)
 			}
 			ch, err := w(mock.NewResumable(3, 0, nil)).(core.Resumer).Resume(t.Context(), "q", 1)
 			if err != nil {
@@ -156,8 +157,8 @@ func TestFallbackResumesOnTheCandidateThatCommitted(t *testing.T) {
 		if _, resumes := second.Counts(); resumes != 1 || down.CallCount() != 1 {
 			t.Errorf("resumes on the second candidate = %d, calls to the first = %d; want 1 and 1", resumes, down.CallCount())
 		}
-		if _, err := fb.Resume(t.Context(), "q", 2); !errors.Is(err, core.ErrNotResumable) {
-			t.Errorf("Resume of a stream fallback does not know = %v, want core.ErrNotResumable", err)
+		if _, err := fb.Resume(t.Context(), "q", 2); !errors.Is(err, streams.ErrNotResumable) {
+			t.Errorf("Resume of a stream fallback does not know = %v, want streams.ErrNotResumable", err)
 		}
 	})
 }

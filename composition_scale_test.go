@@ -18,6 +18,7 @@ import (
 	"github.com/steadfast-go/steadfast/fallback"
 	"github.com/steadfast-go/steadfast/hedge"
 	"github.com/steadfast-go/steadfast/internal/race"
+	"github.com/steadfast-go/steadfast/internal/streams"
 	"github.com/steadfast-go/steadfast/pool"
 	"github.com/steadfast-go/steadfast/retry"
 )
@@ -83,21 +84,24 @@ func (b *breaksOnce) Resume(ctx context.Context, _ any, last any, _ ...core.Opti
 	b.resumes.Add(1)
 	n, ok := last.(int)
 	if !ok {
-		return nil, fmt.Errorf("breaksOnce: last = %v: %w", last, core.ErrNotResumable)
+		return nil, fmt.Errorf("breaksOnce: last = %v: %w", last, streams.ErrNotResumable)
 	}
 	return b.from(ctx, n+1, false), nil
 }
+
+// CanResume reports true: every stream of it resumes.
+func (b *breaksOnce) CanResume(context.Context) bool { return true }
 
 func (b *breaksOnce) from(ctx context.Context, first int, breakAfterFirst bool) <-chan any {
 	ch := make(chan any)
 	go func() {
 		defer close(ch)
 		for i := first; i <= b.n; i++ {
-			if !core.Send(ctx, ch, i) {
+			if !streams.Send(ctx, ch, i) {
 				return
 			}
 			if breakAfterFirst {
-				core.Send(ctx, ch, io.ErrUnexpectedEOF)
+				streams.Send(ctx, ch, io.ErrUnexpectedEOF)
 				return
 			}
 		}

@@ -41,7 +41,9 @@ import (
 	"go.opentelemetry.io/otel/trace"
 
 	"github.com/steadfast-go/steadfast/core"
+	"github.com/steadfast-go/steadfast/internal/batchcheck"
 	"github.com/steadfast-go/steadfast/internal/errproto"
+	"github.com/steadfast-go/steadfast/internal/panics"
 	"github.com/steadfast-go/steadfast/internal/streams"
 	"github.com/steadfast-go/steadfast/internal/version"
 )
@@ -152,7 +154,7 @@ func New(inner core.Runnable, st gobreaker.Settings, opts ...Option) (*Runnable,
 	}
 	userExcluded, userSuccessful := st.IsExcluded, st.IsSuccessful
 	st.IsExcluded = func(err error) bool {
-		return errors.Is(err, errCallerDone) || core.IsLocal(err) || errors.Is(err, core.ErrNotResumable) ||
+		return errors.Is(err, errCallerDone) || errproto.Local(err) || errors.Is(err, streams.ErrNotResumable) ||
 			(userExcluded != nil && userExcluded(err))
 	}
 	st.IsSuccessful = func(err error) bool {
@@ -228,7 +230,7 @@ func (r *Runnable) Batch(ctx context.Context, inputs []any, opts ...core.Option)
 	defer t.reportIfUnwinding()
 	outs, err := r.inner.Batch(ctx, inputs, opts...)
 	counted := err
-	if be, ok := errors.AsType[*core.BatchError](err); ok && be != nil && len(be.Failed()) < len(inputs) {
+	if be, ok := errors.AsType[*core.BatchError](err); ok && be != nil && batchcheck.Failed(be) < len(inputs) {
 		counted = nil // some items went through: the provider answers
 	}
 	t.report(callerOutcome(ctx, counted))
@@ -243,15 +245,19 @@ func (r *Runnable) Stream(ctx context.Context, input any, opts ...core.Option) (
 
 // Resume continues a stream through the circuit: a call like any other,
 // admitted, counted and forwarded as Stream is. It answers
-// core.ErrNotResumable, without asking the circuit, when the inner
+// streams.ErrNotResumable, without asking the circuit, when the inner
 // Runnable is not a core.Resumer.
 func (r *Runnable) Resume(ctx context.Context, input any, last any, opts ...core.Option) (<-chan any, error) {
 	resumer, ok := r.inner.(core.Resumer)
 	if !ok {
-		return nil, fmt.Errorf("breaker %q: inner Runnable cannot resume: %w", r.name, core.ErrNotResumable)
+		return nil, fmt.Errorf("breaker %q: inner Runnable cannot resume: %w", r.name, streams.ErrNotResumable)
 	}
 	return r.stream(ctx, func() (<-chan any, error) { return resumer.Resume(ctx, input, last, opts...) })
 }
+
+// CanResume reports whether the Runnable it wraps can resume the stream
+// of ctx's call.
+func (r *Runnable) CanResume(ctx context.Context) bool { return streams.CanResume(ctx, r.inner) }
 
 // stream is Stream, with open making the inner stream.
 func (r *Runnable) stream(ctx context.Context, open func() (<-chan any, error)) (<-chan any, error) {
@@ -284,7 +290,7 @@ func (t *ticket) forward(ctx context.Context, ch <-chan any, out chan<- any) {
 		// A state-change hook panicked. It is the stream's last value
 		// unless an error value was already delivered as such.
 		if v := recover(); v != nil && !res.Delivered {
-			core.Send(ctx, out, core.NewPanicError(v))
+			streams.Send(ctx, out, panics.Recovered(v))
 		}
 	}()
 	switch res.End {

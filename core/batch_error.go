@@ -43,17 +43,3 @@ func (e *BatchError) Unwrap() []error {
 	}
 	return errs
 }
-
-// Failed returns the indexes of the failed items, in order.
-func (e *BatchError) Failed() []int {
-	if e == nil {
-		return nil
-	}
-	var idx []int
-	for i, err := range e.Errs {
-		if err != nil {
-			idx = append(idx, i)
-		}
-	}
-	return idx
-}

@@ -11,6 +11,7 @@ import (
 	"go.uber.org/goleak"
 
 	"github.com/steadfast-go/steadfast/core"
+	"github.com/steadfast-go/steadfast/internal/chain"
 )
 
 func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
@@ -100,12 +101,6 @@ func TestStreamYieldsError(t *testing.T) {
 }
 
 func TestLookupAndMaxConcurrency(t *testing.T) {
-	if got := core.MaxConcurrencyFrom(); got != 0 {
-		t.Errorf("MaxConcurrencyFrom() = %d, want 0", got)
-	}
-	if got := core.MaxConcurrencyFrom(core.WithMaxConcurrency(-4)); got != 0 {
-		t.Errorf("MaxConcurrencyFrom(-4) = %d, want 0", got)
-	}
 	if got := core.OperationFrom(core.WithOperation("a"), core.WithMaxConcurrency(2), core.WithOperation("b")); got != "b" {
 		t.Errorf("OperationFrom() = %q, want the last one, b", got)
 	}
@@ -141,18 +136,6 @@ func TestNameOfAndIsIdempotent(t *testing.T) {
 	}
 }
 
-func TestSendStopsWhenContextEnds(t *testing.T) {
-	ch := make(chan any, 1)
-	if !core.Send(t.Context(), ch, 1) || <-ch != 1 {
-		t.Error("Send() to a ready channel did not deliver")
-	}
-	ctx, cancel := context.WithCancel(t.Context())
-	cancel()
-	if core.Send(ctx, make(chan any), 2) {
-		t.Error("Send() with no reader and a done context = true, want false")
-	}
-}
-
 // wrapper decorates a Runnable without changing its meaning.
 type wrapper struct{ core.Runnable }
 
@@ -175,15 +158,15 @@ func TestFindFollowsUnwrap(t *testing.T) {
 	if core.IsIdempotent(unsafeWrapper{wrapper{inner}}) {
 		t.Error("IsIdempotent stopped past a decorator that answers itself")
 	}
-	if n, ok := core.Find[core.Named](r); !ok {
+	if n, ok := chain.Find[core.Named, core.Runnable](r); !ok {
 		t.Error("Find[Named](wrapped) ok = false, want the inner Runnable")
 	} else if _, isInner := n.(namedIdem); !isInner {
 		t.Errorf("Find[Named](wrapped) = %T, want the inner namedIdem", n)
 	}
-	if _, ok := core.Find[core.Named](wrapper{core.RunnableFunc(nil)}); ok {
+	if _, ok := chain.Find[core.Named, core.Runnable](wrapper{core.RunnableFunc(nil)}); ok {
 		t.Error("Find[Named] found a name where no Runnable of the chain has one")
 	}
-	if _, ok := core.Find[core.Named](nil); ok {
+	if _, ok := chain.Find[core.Named, core.Runnable](nil); ok {
 		t.Error("Find[Named](nil) ok = true, want false")
 	}
 }

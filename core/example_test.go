@@ -37,11 +37,15 @@ func ExampleBatchError() {
 	outs, err := even.Batch(context.Background(), []any{2, 3, 4})
 	fmt.Println(outs)
 	if be, ok := errors.AsType[*core.BatchError](err); ok {
-		fmt.Println(be.Failed(), be.Errs[1])
+		for i, err := range be.Errs {
+			if err != nil {
+				fmt.Println(i, err)
+			}
+		}
 	}
 	// Output:
 	// [2 <nil> 4]
-	// [1] 3 is odd
+	// 1 3 is odd
 }
 
 func ExampleWithOperation() {
@@ -93,9 +97,8 @@ type search struct{ core.RunnableFunc }
 
 func (search) Name() string { return "search" }
 
-func ExampleFind() {
+func ExampleNameOf() {
 	r := limiter{search{}}
-	n, ok := core.Find[core.Named](r)
-	fmt.Println(n.Name(), ok, core.NameOf(r))
-	// Output: search true search
+	fmt.Println(core.NameOf(r))
+	// Output: search
 }

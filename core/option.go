@@ -53,9 +53,9 @@ func WithMaxConcurrency(n int) Option {
 	return Option{key: maxConcurrencyKey{}, value: n}
 }
 
-// MaxConcurrencyFrom returns the bound set by WithMaxConcurrency, or 0 (no
+// maxConcurrencyFrom returns the bound set by WithMaxConcurrency, or 0 (no
 // bound) when there is none.
-func MaxConcurrencyFrom(opts ...Option) int {
+func maxConcurrencyFrom(opts []Option) int {
 	n, _ := Lookup[int](opts, maxConcurrencyKey{})
 	return max(n, 0)
 }

@@ -21,10 +21,9 @@ type PanicError struct {
 	Stack []byte
 }
 
-// NewPanicError returns a PanicError for value with the current goroutine's
-// stack. Call it in the deferred function that recovered value, so the
-// stack still holds the frames that panicked.
-func NewPanicError(value any) *PanicError {
+// newPanicError returns a PanicError for value with the current
+// goroutine's stack, taken in the deferred function that recovered it.
+func newPanicError(value any) *PanicError {
 	return &PanicError{Value: value, Stack: debug.Stack()}
 }
 

@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/steadfast-go/steadfast/core"
+	"github.com/steadfast-go/steadfast/internal/errproto"
 )
 
 var errBoom = errors.New("boom")
@@ -58,8 +59,8 @@ func TestStreamPanicIsTheLastValue(t *testing.T) {
 
 func TestNilBatchErrorIsSafe(t *testing.T) {
 	var be *core.BatchError
-	if be.Failed() != nil || be.Unwrap() != nil || be.Error() == "" {
-		t.Errorf("nil *BatchError: Failed, Unwrap, Error = %v, %v, %q", be.Failed(), be.Unwrap(), be.Error())
+	if be.Unwrap() != nil || be.Error() == "" {
+		t.Errorf("nil *BatchError: Unwrap, Error = %v, %q", be.Unwrap(), be.Error())
 	}
 }
 
@@ -79,7 +80,7 @@ func TestIsLocal(t *testing.T) {
 		{localErr{false}, false},
 		{errors.Join(errBoom, localErr{true}), true},
 	} {
-		if got := core.IsLocal(tc.err); got != tc.want {
+		if got := errproto.Local(tc.err); got != tc.want {
 			t.Errorf("IsLocal(%v) = %v, want %v", tc.err, got, tc.want)
 		}
 	}

@@ -3,11 +3,17 @@
 // same three calls (Invoke, Batch, Stream), so retry, rate limiting and circuit
 // breaking compose around any of them.
 //
-// The package has no dependencies beyond the standard library and no
-// OpenTelemetry: it is the contract only, plus small helpers.
+// Beside the contract it holds what every decorator shares: call options,
+// Chain, a call's State, and the questions a chain answers through its
+// decorators (NameOf, IsIdempotent, Resumer). It depends on the standard
+// library only, with no OpenTelemetry.
 package core
 
-import "context"
+import (
+	"context"
+
+	"github.com/steadfast-go/steadfast/internal/chain"
+)
 
 // Runnable is a unit of work that can be invoked once, on a batch of inputs,
 // or as a stream of chunks.
@@ -42,46 +48,24 @@ type Idempotency interface {
 	Idempotent() bool
 }
 
-// Wrapper is implemented by a decorator that wraps one Runnable and keeps
-// its meaning: Unwrap returns the Runnable it wraps. NameOf, IsIdempotent
-// and Find follow Unwrap, so such a decorator need not forward Name,
-// Idempotent or other optional methods by hand. A decorator that changes
-// what a method means (a fallback's Idempotent, true only when every
-// candidate is) implements that method itself, and the lookup stops there.
-type Wrapper interface {
-	Unwrap() Runnable
-}
-
-// Find returns the first Runnable in r's chain that is a T: r itself, else
-// what r's Unwrap returns, and so on. It reports false when none is.
-func Find[T any](r Runnable) (T, bool) {
-	for r != nil {
-		if t, ok := r.(T); ok {
-			return t, true
-		}
-		w, ok := r.(Wrapper)
-		if !ok {
-			break
-		}
-		r = w.Unwrap()
-	}
-	var zero T
-	return zero, false
-}
-
-// NameOf returns the Name of the first Runnable in r's chain (see Find)
-// that implements Named, else "".
+// NameOf returns the Name of the first Runnable in r's chain that
+// implements Named, else "". A decorator that wraps one Runnable and keeps
+// its meaning exposes it with an Unwrap() Runnable method, which NameOf
+// and IsIdempotent follow, so it need not forward Name or Idempotent by
+// hand; one that changes what a method means (a fallback's Idempotent,
+// true only when every candidate is) implements that method itself, and
+// the lookup stops there.
 func NameOf(r Runnable) string {
-	if n, ok := Find[Named](r); ok {
+	if n, ok := chain.Find[Named, Runnable](r); ok {
 		return n.Name()
 	}
 	return ""
 }
 
 // IsIdempotent returns the Idempotent of the first Runnable in r's chain
-// (see Find) that implements Idempotency, else true: a Runnable that does
-// not say is presumed safe to repeat.
+// (see NameOf) that implements Idempotency, else true: a Runnable that
+// does not say is presumed safe to repeat.
 func IsIdempotent(r Runnable) bool {
-	i, ok := Find[Idempotency](r)
+	i, ok := chain.Find[Idempotency, Runnable](r)
 	return !ok || i.Idempotent()
 }

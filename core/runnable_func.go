@@ -15,7 +15,7 @@ func (f RunnableFunc) Invoke(ctx context.Context, input any, opts ...Option) (an
 	return f(ctx, input, opts...)
 }
 
-// Batch calls f once per input, at most MaxConcurrencyFrom(opts...) at a time
+// Batch calls f once per input, at most maxConcurrencyFrom(opts) at a time
 // (all at once when unset). It returns when every call has returned. When
 // some items fail, it returns the outputs (nil at failed indexes) and a
 // *BatchError. Each item runs on a goroutine of its own: an item whose f
@@ -23,7 +23,7 @@ func (f RunnableFunc) Invoke(ctx context.Context, input any, opts ...Option) (an
 func (f RunnableFunc) Batch(ctx context.Context, inputs []any, opts ...Option) ([]any, error) {
 	outs := make([]any, len(inputs))
 	errs := make([]error, len(inputs))
-	limit := MaxConcurrencyFrom(opts...)
+	limit := maxConcurrencyFrom(opts)
 	if limit == 0 || limit > len(inputs) {
 		limit = len(inputs)
 	}
@@ -35,7 +35,7 @@ func (f RunnableFunc) Batch(ctx context.Context, inputs []any, opts ...Option) (
 			defer func() { <-sem }()
 			defer func() {
 				if v := recover(); v != nil {
-					errs[i] = NewPanicError(v)
+					errs[i] = newPanicError(v)
 				}
 			}()
 			outs[i], errs[i] = f(ctx, in, opts...)
@@ -70,7 +70,7 @@ func (f RunnableFunc) Stream(ctx context.Context, input any, opts ...Option) (<-
 func (f RunnableFunc) result(ctx context.Context, input any, opts []Option) (v any) {
 	defer func() {
 		if p := recover(); p != nil {
-			v = NewPanicError(p)
+			v = newPanicError(p)
 		}
 	}()
 	out, err := f(ctx, input, opts...)

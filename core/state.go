@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"sync"
 	"sync/atomic"
+
+	"github.com/steadfast-go/steadfast/internal/ctxkey"
 )
 
 // State is what the decorators of one logical call remember about it
@@ -74,35 +76,25 @@ func NewStateKey[T any](name string) *StateKey[T] {
 	return &StateKey[T]{name: name}
 }
 
-type stateKey struct{}
-
-// IsStateKey reports whether key is the context key under which StateFrom
-// looks for a call's State: a context.Context of your own may answer it
-// from its Value method, as the retry layer's attempt contexts do to save
-// an allocation per call.
-func IsStateKey(key any) bool {
-	_, ok := key.(stateKey)
-	return ok
-}
-
 // WithState returns a context carrying s as the State of the calls made
 // with it: a retry layer called with it uses s rather than a State of its
 // own. It is how a State read back with UnmarshalJSON reaches a Resume.
 func WithState(ctx context.Context, s *State) context.Context {
-	return context.WithValue(ctx, stateKey{}, s)
+	return context.WithValue(ctx, ctxkey.State{}, s)
 }
 
 // StateFrom returns the State of the call ctx belongs to, or nil outside
-// a call. Load, Store and Update accept a nil State: nothing is
-// remembered.
+// a call.
 func StateFrom(ctx context.Context) *State {
-	s, _ := ctx.Value(stateKey{}).(*State)
+	s, _ := ctx.Value(ctxkey.State{}).(*State)
 	return s
 }
 
-// Load returns k's entry in s.
-func Load[T any](s *State, k *StateKey[T]) (T, bool) {
+// Load returns k's entry in the State of the call ctx belongs to. Outside
+// a call it reports false.
+func (k *StateKey[T]) Load(ctx context.Context) (T, bool) {
 	var zero T
+	s := StateFrom(ctx)
 	if s == nil {
 		return zero, false
 	}
@@ -146,8 +138,10 @@ func (k *StateKey[T]) decode(data json.RawMessage) (any, error) {
 	return v, nil
 }
 
-// Store sets k's entry in s to v.
-func Store[T any](s *State, k *StateKey[T], v T) {
+// Store sets k's entry in the State of the call ctx belongs to. Outside
+// a call it remembers nothing.
+func (k *StateKey[T]) Store(ctx context.Context, v T) {
+	s := StateFrom(ctx)
 	if s == nil {
 		return
 	}
@@ -172,11 +166,13 @@ func (s *stateData) set(k namedKey, v any) {
 	}
 }
 
-// Update sets k's entry in s to f of its entry (the zero value if none),
-// at once, and returns the new entry. f must not use s. With a nil s it
-// returns f(zero) and remembers nothing.
-func Update[T any](s *State, k *StateKey[T], f func(T) T) T {
+// Update sets k's entry in the State of the call ctx belongs to to f of
+// its entry (the zero value if none), at once, and returns the new entry.
+// f must not use the State. Outside a call it returns f(zero) and
+// remembers nothing.
+func (k *StateKey[T]) Update(ctx context.Context, f func(T) T) T {
 	var cur T
+	s := StateFrom(ctx)
 	if s == nil {
 		return f(cur)
 	}

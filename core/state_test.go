@@ -11,29 +11,30 @@ import (
 )
 
 func TestStateRemembersByKeyIdentity(t *testing.T) {
-	var s core.State
+	ctx := core.WithState(t.Context(), new(core.State))
 	a, b := core.NewStateKey[int](""), core.NewStateKey[int]("")
-	if _, ok := core.Load(&s, a); ok {
+	if _, ok := a.Load(ctx); ok {
 		t.Fatal("Load on an empty State: ok = true")
 	}
-	core.Store(&s, a, 1)
-	core.Store(&s, b, 2)
-	if got, ok := core.Load(&s, a); !ok || got != 1 {
+	a.Store(ctx, 1)
+	b.Store(ctx, 2)
+	if got, ok := a.Load(ctx); !ok || got != 1 {
 		t.Errorf("Load(a) = %v, %v, want 1: keys of one type must not share an entry", got, ok)
 	}
-	if got := core.Update(&s, b, func(v int) int { return v + 40 }); got != 42 {
+	if got := b.Update(ctx, func(v int) int { return v + 40 }); got != 42 {
 		t.Errorf("Update(b) = %d, want 42", got)
 	}
 }
 
-func TestANilStateRemembersNothing(t *testing.T) {
+func TestOutsideACallNothingIsRemembered(t *testing.T) {
 	k := core.NewStateKey[string]("k")
-	core.Store(nil, k, "x") // no panic
-	if _, ok := core.Load(nil, k); ok {
-		t.Error("Load(nil) ok = true")
+	ctx := t.Context()
+	k.Store(ctx, "x") // no panic
+	if _, ok := k.Load(ctx); ok {
+		t.Error("Load outside a call: ok = true")
 	}
-	if got := core.Update(nil, k, func(v string) string { return v + "y" }); got != "y" {
-		t.Errorf("Update(nil) = %q, want f of the zero value, y", got)
+	if got := k.Update(ctx, func(v string) string { return v + "y" }); got != "y" {
+		t.Errorf("Update outside a call = %q, want f of the zero value, y", got)
 	}
 	if s := core.StateFrom(context.Background()); s != nil {
 		t.Errorf("StateFrom(Background) = %v, want nil outside a call", s)
@@ -41,14 +42,14 @@ func TestANilStateRemembersNothing(t *testing.T) {
 }
 
 func TestStateUpdatesAtOnce(t *testing.T) {
-	var s core.State
+	ctx := core.WithState(t.Context(), new(core.State))
 	k := core.NewStateKey[uint64]("")
 	var wg sync.WaitGroup
 	for i := range 64 {
-		wg.Go(func() { core.Update(&s, k, func(m uint64) uint64 { return m | 1<<i }) })
+		wg.Go(func() { k.Update(ctx, func(m uint64) uint64 { return m | 1<<i }) })
 	}
 	wg.Wait()
-	if got, _ := core.Load(&s, k); got != ^uint64(0) {
+	if got, _ := k.Load(ctx); got != ^uint64(0) {
 		t.Errorf("after 64 concurrent Updates: %b, want every bit", got)
 	}
 }
@@ -62,8 +63,9 @@ func TestNamedEntriesRoundTrip(t *testing.T) {
 		Seq        int
 	}
 	var s core.State
-	core.Store(&s, core.NewStateKey[owner]("pool.owner"), owner{"eastus", 7})
-	core.Store(&s, core.NewStateKey[string](""), "in memory only")
+	ctx := core.WithState(t.Context(), &s)
+	core.NewStateKey[owner]("pool.owner").Store(ctx, owner{"eastus", 7})
+	core.NewStateKey[string]("").Store(ctx, "in memory only")
 	data, err := json.Marshal(&s)
 	if err != nil {
 		t.Fatal(err)
@@ -75,7 +77,8 @@ func TestNamedEntriesRoundTrip(t *testing.T) {
 	if err := json.Unmarshal(data, &back); err != nil {
 		t.Fatal(err)
 	}
-	if got, ok := core.Load(&back, core.NewStateKey[owner]("pool.owner")); !ok || got != (owner{"eastus", 7}) {
+	backCtx := core.WithState(t.Context(), &back)
+	if got, ok := core.NewStateKey[owner]("pool.owner").Load(backCtx); !ok || got != (owner{"eastus", 7}) {
 		t.Errorf("Load after a round trip = %v, %v, want {eastus 7}", got, ok)
 	}
 	// Not yet asked for entries are written again as they came.
@@ -85,7 +88,7 @@ func TestNamedEntriesRoundTrip(t *testing.T) {
 		t.Errorf("MarshalJSON of a State read back = %s, want %s", data2, data)
 	}
 	// An entry of another shape answers as if none.
-	if _, ok := core.Load(&back, core.NewStateKey[int]("pool.owner")); ok {
+	if _, ok := core.NewStateKey[int]("pool.owner").Load(backCtx); ok {
 		t.Error("Load of a named entry with the wrong type: ok = true")
 	}
 	if err := json.Unmarshal([]byte(`[1]`), &back); err == nil {
@@ -101,9 +104,9 @@ func ExampleState() {
 	ctx := core.WithState(context.Background(), new(core.State)) // what a retry layer does for every call
 
 	// In the call's first attempt:
-	core.Store(core.StateFrom(ctx), served, "eastus")
+	served.Store(ctx, "eastus")
 	// In a later attempt of the same call:
-	name, ok := core.Load(core.StateFrom(ctx), served)
+	name, ok := served.Load(ctx)
 	fmt.Println(name, ok)
 
 	// A state a later process needs is read out, and given back there.
@@ -111,7 +114,8 @@ func ExampleState() {
 	fmt.Println(string(data))
 	var back core.State
 	_ = json.Unmarshal(data, &back)
-	name, _ = core.Load(&back, core.NewStateKey[string]("example.served"))
+	later := core.WithState(context.Background(), &back)
+	name, _ = core.NewStateKey[string]("example.served").Load(later)
 	fmt.Println(name)
 	// Output:
 	// eastus true
@@ -125,36 +129,16 @@ func (resumable) Resume(context.Context, any, any, ...core.Option) (<-chan any, 
 	return nil, nil
 }
 
-type resumingWrapper struct{ wrapper }
+func (resumable) CanResume(context.Context) bool { return true }
 
-func (resumingWrapper) Resume(context.Context, any, any, ...core.Option) (<-chan any, error) {
-	return nil, nil
-}
-
-type checker struct {
-	resumingWrapper
-	can bool
-}
-
-func (c checker) CanResume(context.Context) bool { return c.can }
-
-func TestCanResumeFollowsTheChain(t *testing.T) {
-	leaf := resumable{core.RunnableFunc(func(context.Context, any, ...core.Option) (any, error) { return nil, nil })}
-	for name, tc := range map[string]struct {
-		r    core.Runnable
-		want bool
-	}{
-		"a Resumer":                              {leaf, true},
-		"a Runnable without Resume":              {leaf.RunnableFunc, false},
-		"a resuming wrapper of a Resumer":        {resumingWrapper{wrapper{leaf}}, true},
-		"a resuming wrapper of a non-Resumer":    {resumingWrapper{wrapper{leaf.RunnableFunc}}, false},
-		"a wrapper without Resume of a Resumer":  {wrapper{leaf}, false},
-		"a checker that says no, over a Resumer": {checker{resumingWrapper{wrapper{leaf}}, false}, false},
-		"a checker that says yes":                {checker{resumingWrapper{wrapper{leaf.RunnableFunc}}, true}, true},
-		"nil":                                    {nil, false},
-	} {
-		if got := core.CanResume(tc.r); got != tc.want {
-			t.Errorf("CanResume(%s) = %v, want %v", name, got, tc.want)
-		}
+// A Runnable says whether it resumes; core adds nothing to its answer.
+func TestAResumerAnswersForItself(t *testing.T) {
+	var r core.Runnable = resumable{}
+	res, ok := r.(core.Resumer)
+	if !ok || !res.CanResume(t.Context()) {
+		t.Errorf("a Resumer: CanResume = false")
+	}
+	if _, ok := core.Runnable(core.RunnableFunc(nil)).(core.Resumer); ok {
+		t.Errorf("a RunnableFunc is a Resumer")
 	}
 }

@@ -13,6 +13,7 @@ import (
 
 	"github.com/steadfast-go/steadfast/core"
 	"github.com/steadfast-go/steadfast/internal/errproto"
+	"github.com/steadfast-go/steadfast/internal/streams"
 	"github.com/steadfast-go/steadfast/retry"
 )
 
@@ -55,7 +56,7 @@ func New(candidates []core.Runnable, opts ...Option) (*Runnable, error) {
 	}
 	for _, cand := range r.candidates {
 		r.names = append(r.names, core.NameOf(cand))
-		r.resumable = r.resumable || core.CanResume(cand)
+		r.resumable = r.resumable || streams.CanResume(context.Background(), cand)
 	}
 	r.owner = core.NewStateKey[int]("fallback.candidate:" + strings.Join(r.names, ","))
 	var err error
@@ -79,7 +80,7 @@ func CannotServe(err error) bool {
 			return false // the caller's own context, not the candidate
 		}
 	}
-	return core.IsLocal(err)
+	return errproto.Local(err)
 }
 
 // hasErrorType reports whether err's error.type is one of types.

@@ -6,6 +6,7 @@ import (
 	"fmt"
 
 	"github.com/steadfast-go/steadfast/core"
+	"github.com/steadfast-go/steadfast/internal/panics"
 	"github.com/steadfast-go/steadfast/internal/streams"
 )
 
@@ -28,9 +29,6 @@ var (
 func (r *Runnable) Stream(ctx context.Context, input any, opts ...core.Option) (<-chan any, error) {
 	ctx, c := r.tel.begin(ctx, methodStream)
 	s := &streamCall{r: r, c: c, input: input, opts: opts}
-	if r.resumable {
-		s.state = core.StateFrom(ctx)
-	}
 	if err := s.start(ctx); err != nil {
 		return nil, err
 	}
@@ -41,27 +39,26 @@ func (r *Runnable) Stream(ctx context.Context, input any, opts ...core.Option) (
 // Resume continues a stream of this call (kept in the call's core.State)
 // on the candidate it committed on, with that candidate's Resume: a
 // fallback never moves a stream after its first chunk. It answers
-// core.ErrNotResumable when that candidate cannot resume, or the stream
+// streams.ErrNotResumable when that candidate cannot resume, or the stream
 // is not known: it is not this call's, or committed on no candidate of
 // this Runnable.
 func (r *Runnable) Resume(ctx context.Context, input any, last any, opts ...core.Option) (<-chan any, error) {
-	if i, ok := core.Load(core.StateFrom(ctx), r.owner); ok && i >= 0 && i < len(r.candidates) {
-		if resumer, ok := r.candidates[i].(core.Resumer); ok && core.CanResumeStream(ctx, r.candidates[i]) {
+	if i, ok := r.owner.Load(ctx); ok && i >= 0 && i < len(r.candidates) {
+		if resumer, ok := r.candidates[i].(core.Resumer); ok && resumer.CanResume(ctx) {
 			return resumer.Resume(ctx, r.inputFor(i, input), last, opts...)
 		}
 	}
-	return nil, fmt.Errorf("fallback: no candidate to resume the stream on: %w", core.ErrNotResumable)
+	return nil, fmt.Errorf("fallback: no candidate to resume the stream on: %w", streams.ErrNotResumable)
 }
 
 // CanResume reports whether the stream of ctx's call can resume: on the
 // candidate it committed on. Outside a call, whether any candidate can.
 func (r *Runnable) CanResume(ctx context.Context) bool {
-	st := core.StateFrom(ctx)
-	if st == nil {
+	if core.StateFrom(ctx) == nil {
 		return r.resumable
 	}
-	i, ok := core.Load(st, r.owner)
-	return ok && i >= 0 && i < len(r.candidates) && core.CanResumeStream(ctx, r.candidates[i])
+	i, ok := r.owner.Load(ctx)
+	return ok && i >= 0 && i < len(r.candidates) && streams.CanResume(ctx, r.candidates[i])
 }
 
 // streamCall is the state of one Stream call: the streams.Committer of
@@ -75,7 +72,6 @@ type streamCall struct {
 	errs   []error // the failures of the candidates moved away from
 	ch     <-chan any
 	cancel context.CancelCauseFunc
-	state  *core.State // the call's state, when a Resume may follow
 }
 
 // start opens a stream on the caller's goroutine, then hands the call to
@@ -137,8 +133,10 @@ func (s *streamCall) Next(ctx context.Context, err error) (streams.Source, error
 
 // Committed implements streams.Committer: from here on nothing moves. The
 // candidate is remembered for a Resume of this call.
-func (s *streamCall) Committed(context.Context) {
-	core.Store(s.state, s.r.owner, s.i)
+func (s *streamCall) Committed(ctx context.Context) {
+	if s.r.resumable {
+		s.r.owner.Store(ctx, s.i)
+	}
 }
 
 // Resume implements streams.Committer; fallback's Forward never asks it:
@@ -165,7 +163,7 @@ func (s *streamCall) Unwound(_ context.Context, v any, _ int) (error, bool) {
 	if s.c.Ended {
 		return nil, false
 	}
-	pe := core.NewPanicError(v)
+	pe := panics.Recovered(v)
 	s.c.fail(pe)
 	return pe, true
 }

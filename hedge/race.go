@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/steadfast-go/steadfast/core"
+	"github.com/steadfast-go/steadfast/internal/panics"
 )
 
 // answer is one attempt's result: Invoke's output, or Stream's first chunk
@@ -124,7 +125,7 @@ func (rc *raceCall) launch(ctx context.Context) {
 func (rc *raceCall) attempt(ctx context.Context, target core.Runnable) (a answer) {
 	defer func() {
 		if v := recover(); v != nil {
-			a = answer{err: core.NewPanicError(v)}
+			a = answer{err: panics.Recovered(v)}
 		}
 	}()
 	return rc.do(ctx, target)

@@ -6,6 +6,7 @@ import (
 	"fmt"
 
 	"github.com/steadfast-go/steadfast/core"
+	"github.com/steadfast-go/steadfast/internal/panics"
 	"github.com/steadfast-go/steadfast/internal/streams"
 )
 
@@ -28,58 +29,57 @@ func (r *Runnable) Stream(ctx context.Context, input any, opts ...core.Option) (
 
 // Resume continues a stream on the target it won on, unhedged: a resumed
 // stream has one source to continue from. With alternates, the target is
-// kept in the call's core.State. It answers core.ErrNotResumable when that
+// kept in the call's core.State. It answers streams.ErrNotResumable when that
 // target cannot resume or is not known.
 func (r *Runnable) Resume(ctx context.Context, input any, last any, opts ...core.Option) (<-chan any, error) {
 	target := r.targets[0]
 	if len(r.targets) > 1 {
 		target = nil
-		if k, ok := core.Load(core.StateFrom(ctx), r.owner); ok && k >= 0 && k < len(r.targets) {
+		if k, ok := r.owner.Load(ctx); ok && k >= 0 && k < len(r.targets) {
 			target = r.targets[k]
 		}
 	}
-	if resumer, ok := target.(core.Resumer); ok && core.CanResumeStream(ctx, target) {
+	if resumer, ok := target.(core.Resumer); ok && resumer.CanResume(ctx) {
 		return resumer.Resume(ctx, input, last, opts...)
 	}
-	return nil, fmt.Errorf("hedge: no target to resume the stream on: %w", core.ErrNotResumable)
+	return nil, fmt.Errorf("hedge: no target to resume the stream on: %w", streams.ErrNotResumable)
 }
 
 // CanResume reports whether the stream of ctx's call can resume: on the
 // target it won on. Outside a call, whether any target can.
 func (r *Runnable) CanResume(ctx context.Context) bool {
-	st := core.StateFrom(ctx)
-	if st == nil || len(r.targets) == 1 {
+	if core.StateFrom(ctx) == nil || len(r.targets) == 1 {
 		for _, t := range r.targets {
-			if core.CanResumeStream(ctx, t) {
+			if streams.CanResume(ctx, t) {
 				return true
 			}
 		}
 		return false
 	}
-	k, ok := core.Load(st, r.owner)
-	return ok && k >= 0 && k < len(r.targets) && core.CanResumeStream(ctx, r.targets[k])
+	k, ok := r.owner.Load(ctx)
+	return ok && k >= 0 && k < len(r.targets) && streams.CanResume(ctx, r.targets[k])
 }
 
 func (r *Runnable) forward(ctx context.Context, input any, opts []core.Option, out chan<- any) {
 	defer close(out)
 	defer func() {
 		if v := recover(); v != nil { // the budget panicked, on our goroutine
-			core.Send(ctx, out, core.NewPanicError(v))
+			streams.Send(ctx, out, panics.Recovered(v))
 		}
 	}()
 	win, err := r.race(ctx, methodStream, r.streamLt, func(ctx context.Context, t core.Runnable) answer {
 		return firstChunk(ctx, t, input, opts)
 	})
 	if err != nil {
-		core.Send(ctx, out, err)
+		streams.Send(ctx, out, err)
 		return
 	}
 	defer win.cancel(nil)
-	if win.ch == nil || !core.Send(ctx, out, win.out) {
+	if win.ch == nil || !streams.Send(ctx, out, win.out) {
 		return
 	}
 	if len(r.targets) > 1 {
-		core.Store(core.StateFrom(ctx), r.owner, win.k%len(r.targets))
+		r.owner.Store(ctx, win.k%len(r.targets))
 	}
 	streams.Pump(ctx, win.ch, out, streams.PumpConfig{})
 }

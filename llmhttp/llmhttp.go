@@ -20,7 +20,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/steadfast-go/steadfast/core"
+	"github.com/steadfast-go/steadfast/internal/streams"
 )
 
 // APIError is a provider's error as the retry layer reads it: a status
@@ -176,7 +176,7 @@ func Pump[T any](ctx context.Context, s SDKStream[T], c PumpConfig[T]) <-chan an
 			}
 			if c.Fail != nil {
 				if err := c.Fail(ev); err != nil {
-					core.Send(ctx, ch, err)
+					streams.Send(ctx, ch, err)
 					return
 				}
 			}
@@ -186,17 +186,17 @@ func Pump[T any](ctx context.Context, s SDKStream[T], c PumpConfig[T]) <-chan an
 			}
 			live = true
 			for _, h := range held {
-				if !core.Send(ctx, ch, h) {
+				if !streams.Send(ctx, ch, h) {
 					return
 				}
 			}
 			held = nil
-			if !core.Send(ctx, ch, ev) {
+			if !streams.Send(ctx, ch, ev) {
 				return
 			}
 		}
 		if err := s.Err(); err != nil && ctx.Err() == nil {
-			core.Send(ctx, ch, c.Adapt(err))
+			streams.Send(ctx, ch, c.Adapt(err))
 		}
 	}()
 	return ch

@@ -8,6 +8,7 @@ import (
 
 	"github.com/steadfast-go/steadfast/core"
 	"github.com/steadfast-go/steadfast/internal/batchcheck"
+	"github.com/steadfast-go/steadfast/internal/panics"
 )
 
 // Batch spreads the items over the deployments, each item chosen as an
@@ -66,8 +67,7 @@ func (r *Runnable) Batch(ctx context.Context, inputs []any, opts ...core.Option)
 // and merges the answers by index. It returns the items that found no
 // deployment to serve them, refused, and the choice that found none.
 func (r *Runnable) batchRound(ctx context.Context, idx []int, inputs, outs []any, errs []error, opts []core.Option) (idle []int, none choice) {
-	st := core.StateFrom(ctx)
-	mask := r.failedMask(st)
+	mask := r.failedMask(ctx)
 	groups := map[*deployment][]int{}
 	var order []*deployment
 	for _, i := range idx {
@@ -84,7 +84,7 @@ func (r *Runnable) batchRound(ctx context.Context, idx []int, inputs, outs []any
 		groups[c.d] = append(groups[c.d], i)
 	}
 	send := func(d *deployment) {
-		r.sendGroup(ctx, d, st, groups[d], inputs, outs, errs, opts)
+		r.sendGroup(ctx, d, groups[d], inputs, outs, errs, opts)
 	}
 	if len(order) == 1 {
 		send(order[0]) // on the caller's goroutine: a panic goes to the caller
@@ -94,7 +94,7 @@ func (r *Runnable) batchRound(ctx context.Context, idx []int, inputs, outs []any
 			wg.Go(func() {
 				defer func() {
 					if v := recover(); v != nil { // on a goroutine of the pool's own
-						pe := core.NewPanicError(v)
+						pe := panics.Recovered(v)
 						for _, idx := range groups[d] {
 							errs[idx] = pe
 						}
@@ -110,7 +110,7 @@ func (r *Runnable) batchRound(ctx context.Context, idx []int, inputs, outs []any
 
 // sendGroup sends the items at idx to d as one Batch and merges its
 // answer; a failure of d counts once for the group.
-func (r *Runnable) sendGroup(ctx context.Context, d *deployment, st *core.State, idx []int, inputs, outs []any, errs []error, opts []core.Option) {
+func (r *Runnable) sendGroup(ctx context.Context, d *deployment, idx []int, inputs, outs []any, errs []error, opts []core.Option) {
 	sub := make([]any, len(idx))
 	for k, i := range idx {
 		sub[k] = inputs[i]
@@ -137,7 +137,7 @@ func (r *Runnable) sendGroup(ctx context.Context, d *deployment, st *core.State,
 			continue
 		}
 		if !counted { // the group is one call: its failure counts once
-			groupErr = r.failed(ctx, d, st, err)
+			groupErr = r.failed(ctx, d, err)
 			pe, _ = groupErr.(*deploymentError)
 			counted = true
 		}

@@ -98,7 +98,7 @@ func (r *Runnable) enter(ctx context.Context, d *deployment) {
 // this side of the wire (Local: the deployment's limiter or breaker), or a
 // status that is the request's fault. A local refusal still sends the
 // call's next attempt elsewhere, as the deployment cannot take it now.
-func (r *Runnable) failed(ctx context.Context, d *deployment, st *core.State, err error) error {
+func (r *Runnable) failed(ctx context.Context, d *deployment, err error) error {
 	if callerEnded(ctx) {
 		return err
 	}
@@ -126,7 +126,7 @@ func (r *Runnable) failed(ctx context.Context, d *deployment, st *core.State, er
 			}
 		}
 	}
-	mask := core.Update(st, r.tried, func(m uint64) uint64 { return m | bit(d) })
+	mask := r.tried.Update(ctx, func(m uint64) uint64 { return m | bit(d) })
 	if r.canServe(now, mask|bit(d)) {
 		return &deploymentError{deployment: d.Name, err: err, after: time.Nanosecond}
 	}
@@ -182,9 +182,9 @@ func (r *Runnable) canServe(now time.Time, failed uint64) bool {
 }
 
 // failedMask returns the deployments that failed the call whose state is
-// st (none outside a retry layer).
-func (r *Runnable) failedMask(st *core.State) uint64 {
-	m, _ := core.Load(st, r.tried)
+// ctx belongs to (none outside a retry layer).
+func (r *Runnable) failedMask(ctx context.Context) uint64 {
+	m, _ := r.tried.Load(ctx)
 	return m
 }
 
@@ -255,9 +255,8 @@ func callerEnded(ctx context.Context) bool {
 // turns out dead (see WithDeadCooldown) is taken out of rotation and the
 // call goes on at once to another, within the same attempt.
 func (r *Runnable) Invoke(ctx context.Context, input any, opts ...core.Option) (any, error) {
-	st := core.StateFrom(ctx)
 	for {
-		c, err := r.next(ctx, input, st)
+		c, err := r.next(ctx, input)
 		if err != nil {
 			return nil, err
 		}
@@ -266,17 +265,17 @@ func (r *Runnable) Invoke(ctx context.Context, input any, opts ...core.Option) (
 			return out, nil
 		}
 		if !r.died(ctx, c.d, err) {
-			return nil, r.failed(ctx, c.d, st, err)
+			return nil, r.failed(ctx, c.d, err)
 		}
 	}
 }
 
 // next chooses the deployment of a call's attempt, waiting for their
 // limits' reset while none has room (awaitRoom).
-func (r *Runnable) next(ctx context.Context, input any, st *core.State) (choice, error) {
+func (r *Runnable) next(ctx context.Context, input any) (choice, error) {
 	var since time.Time // when the call began to wait
 	for {
-		c := r.choose(ctx, input, r.failedMask(st))
+		c := r.choose(ctx, input, r.failedMask(ctx))
 		if c.d != nil {
 			return c, nil
 		}
@@ -318,14 +317,13 @@ func (r *Runnable) died(ctx context.Context, d *deployment, err error) bool {
 // Stream opens the stream of one deployment, chosen at creation, and
 // forwards it; an error value counts as the deployment's failure.
 func (r *Runnable) Stream(ctx context.Context, input any, opts ...core.Option) (<-chan any, error) {
-	st := core.StateFrom(ctx)
 	for {
-		c, err := r.next(ctx, input, st)
+		c, err := r.next(ctx, input)
 		if err != nil {
 			return nil, err
 		}
-		core.Store(st, r.ownerKey, c.d.Name)
-		ch, err := r.stream(ctx, c.d, st, func() (<-chan any, error) { return c.d.Runnable.Stream(ctx, input, opts...) })
+		r.ownerKey.Store(ctx, c.d.Name)
+		ch, err := r.stream(ctx, c.d, func() (<-chan any, error) { return c.d.Runnable.Stream(ctx, input, opts...) })
 		if !errors.Is(err, errDied) {
 			return ch, err
 		}
@@ -338,27 +336,26 @@ var errDied = errors.New("pool: the deployment died")
 
 // Resume continues a stream on the deployment that served it (kept in
 // the call's core.State), as that deployment's Resume. It answers
-// core.ErrNotResumable when that deployment cannot resume, or the stream
+// streams.ErrNotResumable when that deployment cannot resume, or the stream
 // is not known.
 func (r *Runnable) Resume(ctx context.Context, input any, last any, opts ...core.Option) (<-chan any, error) {
-	st := core.StateFrom(ctx)
-	if d := r.owner(st); d != nil {
-		if resumer, ok := d.Runnable.(core.Resumer); ok && core.CanResumeStream(ctx, d.Runnable) {
+	if d := r.owner(ctx); d != nil {
+		if resumer, ok := d.Runnable.(core.Resumer); ok && resumer.CanResume(ctx) {
 			if d.pace != nil {
 				// Only d can resume the stream: its request is counted
 				// whatever its headers say is left.
 				d.pace.Reserve(time.Now(), 0)
 			}
-			return r.stream(ctx, d, st, func() (<-chan any, error) { return resumer.Resume(ctx, input, last, opts...) })
+			return r.stream(ctx, d, func() (<-chan any, error) { return resumer.Resume(ctx, input, last, opts...) })
 		}
 	}
-	return nil, fmt.Errorf("pool: no deployment to resume the stream on: %w", core.ErrNotResumable)
+	return nil, fmt.Errorf("pool: no deployment to resume the stream on: %w", streams.ErrNotResumable)
 }
 
 // owner returns the deployment that served the stream of the call whose
-// state is st, nil when none of this pool's did.
-func (r *Runnable) owner(st *core.State) *deployment {
-	if name, ok := core.Load(st, r.ownerKey); ok {
+// ctx belongs to, nil when none of this pool's did.
+func (r *Runnable) owner(ctx context.Context) *deployment {
+	if name, ok := r.ownerKey.Load(ctx); ok {
 		for _, d := range r.deps {
 			if d.Name == name {
 				return d
@@ -369,7 +366,7 @@ func (r *Runnable) owner(st *core.State) *deployment {
 }
 
 // stream opens a stream on d and forwards it until it ends.
-func (r *Runnable) stream(ctx context.Context, d *deployment, st *core.State, open func() (<-chan any, error)) (<-chan any, error) {
+func (r *Runnable) stream(ctx context.Context, d *deployment, open func() (<-chan any, error)) (<-chan any, error) {
 	r.enter(ctx, d)
 	entered := true
 	defer func() {
@@ -385,7 +382,7 @@ func (r *Runnable) stream(ctx context.Context, d *deployment, st *core.State, op
 		if r.died(ctx, d, err) {
 			return nil, errDied
 		}
-		return nil, r.failed(ctx, d, st, err)
+		return nil, r.failed(ctx, d, err)
 	}
 	out := make(chan any)
 	entered = false
@@ -394,7 +391,7 @@ func (r *Runnable) stream(ctx context.Context, d *deployment, st *core.State, op
 		defer d.inflight.Add(-1)
 		switch res := streams.Pump(ctx, ch, out, streams.PumpConfig{}); res.End {
 		case streams.Failed:
-			_ = r.failed(ctx, d, st, res.Err) // delivered as it came; counted
+			_ = r.failed(ctx, d, res.Err) // delivered as it came; counted
 		case streams.Completed:
 			d.succeed(time.Now(), r.window)
 		}
@@ -405,15 +402,14 @@ func (r *Runnable) stream(ctx context.Context, d *deployment, st *core.State, op
 // CanResume reports whether the stream of ctx's call can resume: on the
 // deployment that served it. Outside a call, whether any deployment can.
 func (r *Runnable) CanResume(ctx context.Context) bool {
-	st := core.StateFrom(ctx)
-	if st == nil {
+	if core.StateFrom(ctx) == nil {
 		for _, d := range r.deps {
-			if core.CanResume(d.Runnable) {
+			if streams.CanResume(ctx, d.Runnable) {
 				return true
 			}
 		}
 		return false
 	}
-	d := r.owner(st)
-	return d != nil && core.CanResumeStream(ctx, d.Runnable)
+	d := r.owner(ctx)
+	return d != nil && streams.CanResume(ctx, d.Runnable)
 }

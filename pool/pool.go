@@ -55,6 +55,7 @@ import (
 	"go.opentelemetry.io/otel/metric"
 
 	"github.com/steadfast-go/steadfast/core"
+	"github.com/steadfast-go/steadfast/internal/chain"
 	"github.com/steadfast-go/steadfast/internal/version"
 	"github.com/steadfast-go/steadfast/llmhttp"
 	"github.com/steadfast-go/steadfast/retry"
@@ -210,7 +211,7 @@ func New(deployments []Deployment, opts ...Option) (*Runnable, error) {
 			d.Weight = 1
 		}
 		dep := &deployment{Deployment: d, index: i, attrs: retry.CallAttributes(d.Runnable)}
-		if src, ok := core.Find[llmhttp.RateLimited](d.Runnable); ok {
+		if src, ok := chain.Find[llmhttp.RateLimited, core.Runnable](d.Runnable); ok {
 			dep.pace = llmhttp.NewHeaderPace(src)
 		}
 		r.deps = append(r.deps, dep)

@@ -22,6 +22,8 @@ import (
 	"github.com/steadfast-go/steadfast/breaker"
 	"github.com/steadfast-go/steadfast/core"
 	"github.com/steadfast-go/steadfast/fallback"
+	"github.com/steadfast-go/steadfast/internal/batchcheck"
+	"github.com/steadfast-go/steadfast/internal/errproto"
 	"github.com/steadfast-go/steadfast/internal/mock"
 	"github.com/steadfast-go/steadfast/pool"
 	"github.com/steadfast-go/steadfast/ratelimit"
@@ -157,7 +159,7 @@ func TestAllowedFailsCoolTheDeployment(t *testing.T) {
 		}
 		_, err := p.Invoke(t.Context(), "q")
 		ue, ok := errors.AsType[*pool.UnavailableError](err)
-		if !ok || ue.Wait != 5*time.Second || !core.IsLocal(err) || a.CallCount() != 3 {
+		if !ok || ue.Wait != 5*time.Second || !errproto.Local(err) || a.CallCount() != 3 {
 			t.Fatalf("fourth call = %v, calls %d; want an UnavailableError of 5s, Local, without calling a", err, a.CallCount())
 		}
 		time.Sleep(5 * time.Second)
@@ -255,7 +257,7 @@ func TestBatchSpreadsItemsAndMergesByIndex(t *testing.T) {
 			pool.WithAffinity(func(_ context.Context, in any) string { return string(rune('a' + in.(int))) }))
 		outs, err := p.Batch(t.Context(), []any{0, 1, 2, 3, 4, 5})
 		be, ok := errors.AsType[*core.BatchError](err)
-		if !ok || be.Failed()[0] != 3 || len(be.Failed()) != 1 {
+		if !ok || be.Errs[3] == nil || batchcheck.Failed(be) != 1 {
 			t.Fatalf("Batch() error = %v, want item 3's 400 alone", err)
 		}
 		if !slices.Equal(outs, []any{0, 1, 2, nil, 4, 5}) {

@@ -3,8 +3,8 @@ package ratelimit
 import (
 	"context"
 
-	"github.com/steadfast-go/steadfast/core"
 	"github.com/steadfast-go/steadfast/internal/batchcheck"
+	"github.com/steadfast-go/steadfast/internal/panics"
 	"github.com/steadfast-go/steadfast/internal/streams"
 )
 
@@ -84,7 +84,7 @@ func (r *Runnable) forward(ctx context.Context, estimate int, ch <-chan any, out
 	defer close(out)
 	defer func() {
 		if v := recover(); v != nil {
-			core.Send(ctx, out, core.NewPanicError(v))
+			streams.Send(ctx, out, panics.Recovered(v))
 		}
 	}()
 	used, reported := 0, false

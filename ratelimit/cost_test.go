@@ -12,6 +12,7 @@ import (
 	"golang.org/x/time/rate"
 
 	"github.com/steadfast-go/steadfast/core"
+	"github.com/steadfast-go/steadfast/internal/errproto"
 	"github.com/steadfast-go/steadfast/internal/mock"
 	"github.com/steadfast-go/steadfast/ratelimit"
 	"github.com/steadfast-go/steadfast/retry"
@@ -108,7 +109,7 @@ func TestRefusalUnderPerAttemptTimeoutIsRetried(t *testing.T) {
 
 func TestRefusalsAreLocal(t *testing.T) {
 	for _, err := range []error{&ratelimit.LimitedError{Wait: time.Second}, &ratelimit.BurstError{Cost: 2, Burst: 1}} {
-		if !core.IsLocal(err) {
+		if !errproto.Local(err) {
 			t.Errorf("IsLocal(%v) = false, want true", err)
 		}
 	}

@@ -41,6 +41,8 @@ import (
 	"golang.org/x/time/rate"
 
 	"github.com/steadfast-go/steadfast/core"
+	"github.com/steadfast-go/steadfast/internal/chain"
+	"github.com/steadfast-go/steadfast/internal/streams"
 	"github.com/steadfast-go/steadfast/internal/version"
 	"github.com/steadfast-go/steadfast/llmhttp"
 )
@@ -92,7 +94,7 @@ func newRunnable(fn string, inner core.Runnable, b Backend, opts []Option) (*Run
 		}
 	}
 	r := &Runnable{inner: inner, b: b, maxWait: rate.InfDuration, cost: c.cost, usage: c.usage}
-	if src, ok := core.Find[llmhttp.RateLimited](inner); ok {
+	if src, ok := chain.Find[llmhttp.RateLimited, core.Runnable](inner); ok {
 		r.pace, r.src = llmhttp.NewHeaderPace(src), src
 		r.shared, _ = b.(HeaderPacer)
 	}
@@ -166,15 +168,19 @@ func (r *Runnable) Stream(ctx context.Context, input any, opts ...core.Option) (
 
 // Resume continues a stream behind the bucket: a call like any other,
 // which takes its cost and settles it as Stream does. It answers
-// core.ErrNotResumable, taking nothing, when the inner Runnable is not a
+// streams.ErrNotResumable, taking nothing, when the inner Runnable is not a
 // core.Resumer.
 func (r *Runnable) Resume(ctx context.Context, input any, last any, opts ...core.Option) (<-chan any, error) {
 	resumer, ok := r.inner.(core.Resumer)
 	if !ok {
-		return nil, fmt.Errorf("ratelimit: inner Runnable cannot resume: %w", core.ErrNotResumable)
+		return nil, fmt.Errorf("ratelimit: inner Runnable cannot resume: %w", streams.ErrNotResumable)
 	}
 	return r.stream(ctx, input, func() (<-chan any, error) { return resumer.Resume(ctx, input, last, opts...) })
 }
+
+// CanResume reports whether the Runnable it wraps can resume the stream
+// of ctx's call.
+func (r *Runnable) CanResume(ctx context.Context) bool { return streams.CanResume(ctx, r.inner) }
 
 // stream is Stream, with open making the inner stream.
 func (r *Runnable) stream(ctx context.Context, input any, open func() (<-chan any, error)) (<-chan any, error) {

@@ -11,6 +11,7 @@ import (
 	"golang.org/x/time/rate"
 
 	"github.com/steadfast-go/steadfast/core"
+	"github.com/steadfast-go/steadfast/internal/errproto"
 	"github.com/steadfast-go/steadfast/internal/mock"
 	"github.com/steadfast-go/steadfast/ratelimit"
 )
@@ -215,7 +216,7 @@ func TestNegativeCostIsAnError(t *testing.T) {
 	inner := mock.New()
 	r := newLimited(t, inner, rate.NewLimiter(1, 100), ratelimit.WithCost(func(any) int { return -3 }))
 	_, err := r.Invoke(t.Context(), "q")
-	if err == nil || isRetryable(err) || !core.IsLocal(err) || inner.CallCount() != 0 {
+	if err == nil || isRetryable(err) || !errproto.Local(err) || inner.CallCount() != 0 {
 		t.Fatalf("Invoke() error = %v (%d inner calls), want a permanent local error", err, inner.CallCount())
 	}
 	if _, err := r.Batch(t.Context(), []any{"q"}); err == nil {

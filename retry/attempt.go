@@ -8,6 +8,7 @@ import (
 	"sync/atomic"
 
 	"github.com/steadfast-go/steadfast/core"
+	"github.com/steadfast-go/steadfast/internal/ctxkey"
 )
 
 // AttemptInfo describes the attempt a context belongs to. In a Batch an
@@ -81,8 +82,7 @@ func (c *attemptCtx) Value(key any) any {
 		return c
 	case continuationKey{}:
 		return nil // the call's own: calls nested in its attempts start afresh
-	}
-	if core.IsStateKey(key) {
+	case ctxkey.State{}:
 		if s := c.root.Context.Value(key); s != nil {
 			return s // the call's context had one: the call keeps it
 		}

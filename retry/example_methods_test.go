@@ -172,6 +172,9 @@ func (n *numbers) Resume(ctx context.Context, _ any, last any, _ ...core.Option)
 	return n.from(ctx, last.(int)+1), nil
 }
 
+// CanResume reports true: every stream of it resumes.
+func (n *numbers) CanResume(context.Context) bool { return true }
+
 func (n *numbers) from(ctx context.Context, start int) <-chan any {
 	n.opened++
 	first := n.opened == 1
@@ -180,10 +183,10 @@ func (n *numbers) from(ctx context.Context, start int) <-chan any {
 		defer close(ch)
 		for i := start; i <= 5; i++ {
 			if first && i == 3 {
-				core.Send(ctx, ch, io.ErrUnexpectedEOF) // the connection dropped
+				send(ctx, ch, io.ErrUnexpectedEOF) // the connection dropped
 				return
 			}
-			if !core.Send(ctx, ch, i) {
+			if !send(ctx, ch, i) {
 				return
 			}
 		}
@@ -202,4 +205,15 @@ func ExampleRetryConfig_resumeStreams() {
 	}
 	fmt.Println()
 	// Output: 1 2 3 4 5
+}
+
+// send delivers v on ch unless ctx ends first: a producer never blocks on
+// a consumer that has gone.
+func send(ctx context.Context, ch chan<- any, v any) bool {
+	select {
+	case ch <- v:
+		return true
+	case <-ctx.Done():
+		return false
+	}
 }

@@ -11,6 +11,7 @@ import (
 
 	"github.com/steadfast-go/steadfast/core"
 	"github.com/steadfast-go/steadfast/internal/mock"
+	"github.com/steadfast-go/steadfast/internal/streams"
 	"github.com/steadfast-go/steadfast/retry"
 )
 
@@ -210,13 +211,13 @@ func TestWithoutResumeStreamsNothingAfterTheCommitIsRetried(t *testing.T) {
 	})
 }
 
-// A Resume that answers core.ErrNotResumable ends resuming at once.
+// A Resume that answers streams.ErrNotResumable ends resuming at once.
 func TestNotResumableEndsResuming(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		inner := notResumable{mock.NewResumable(4, 0, faults(mock.Fault{After: 2, Kind: mock.Drop}))}
 		got, last := streamAll(t, inner, resumingConfig())
-		if !slices.Equal(got, chunks(2)) || !errors.Is(last, core.ErrNotResumable) {
-			t.Errorf("stream = %v, %v, want 1 2 then core.ErrNotResumable", got, last)
+		if !slices.Equal(got, chunks(2)) || !errors.Is(last, streams.ErrNotResumable) {
+			t.Errorf("stream = %v, %v, want 1 2 then streams.ErrNotResumable", got, last)
 		}
 		wantOutcome(t, last, retry.OutcomeCommitted, 2)
 	})
@@ -226,10 +227,10 @@ func TestNotResumableEndsResuming(t *testing.T) {
 type notResumable struct{ *mock.Resumable }
 
 func (notResumable) Resume(context.Context, any, any, ...core.Option) (<-chan any, error) {
-	return nil, core.ErrNotResumable
+	return nil, streams.ErrNotResumable
 }
 
-// RetryRunnable is a Resumer itself, and answers core.ErrNotResumable
+// RetryRunnable is a Resumer itself, and answers streams.ErrNotResumable
 // when its inner Runnable is not one.
 func TestRetryRunnableResume(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
@@ -242,8 +243,8 @@ func TestRetryRunnableResume(t *testing.T) {
 			t.Errorf("Resume(after 3) = %v, want 4 5", got)
 		}
 		_, err = newRetry(t, mock.New(), streamConfig()).Resume(t.Context(), "q", 3)
-		if !errors.Is(err, core.ErrNotResumable) {
-			t.Errorf("Resume of a Runnable that cannot = %v, want core.ErrNotResumable", err)
+		if !errors.Is(err, streams.ErrNotResumable) {
+			t.Errorf("Resume of a Runnable that cannot = %v, want streams.ErrNotResumable", err)
 		}
 	})
 }

@@ -10,6 +10,7 @@ import (
 	"go.opentelemetry.io/otel/attribute"
 
 	"github.com/steadfast-go/steadfast/core"
+	"github.com/steadfast-go/steadfast/internal/chain"
 )
 
 // RetryRunnable wraps a core.Runnable and retries its transient failures with
@@ -150,9 +151,9 @@ func configure(cfg RetryConfig, opts []Option) (*RetryRunnable, error) {
 func (r *RetryRunnable) bind(inner core.Runnable) {
 	r.inner = inner
 	r.name = core.NameOf(inner)
-	r.idem, _ = core.Find[core.Idempotency](inner)
+	r.idem, _ = chain.Find[core.Idempotency, core.Runnable](inner)
 	r.callAttrs = CallAttributes(inner)
-	if resumer, ok := inner.(core.Resumer); ok && core.CanResume(inner) {
+	if resumer, ok := inner.(core.Resumer); ok && resumer.CanResume(context.Background()) {
 		r.resumer = resumer
 	}
 }
@@ -168,7 +169,7 @@ type CallAttributer interface {
 // r's chain (see core.Find), through any decorators that wrap it, or nil.
 // The RetryRunnable reads them once, when it wraps its inner Runnable.
 func CallAttributes(r core.Runnable) []attribute.KeyValue {
-	if ca, ok := core.Find[CallAttributer](r); ok {
+	if ca, ok := chain.Find[CallAttributer, core.Runnable](r); ok {
 		return ca.CallAttributes()
 	}
 	return nil

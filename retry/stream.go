@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/steadfast-go/steadfast/core"
+	"github.com/steadfast-go/steadfast/internal/panics"
 	"github.com/steadfast-go/steadfast/internal/streams"
 )
 
@@ -48,16 +49,21 @@ func (r *RetryRunnable) Stream(ctx context.Context, input any, opts ...core.Opti
 // Resume continues, through the retry layer, a stream of input after last,
 // the last chunk its consumer received: the inner Runnable's Resume, with
 // Stream's retries and commit (the resumed stream's first chunk). It
-// answers core.ErrNotResumable when the inner Runnable's chain cannot
-// resume (core.CanResume).
+// fails, not retryable, when the inner Runnable cannot resume.
 func (r *RetryRunnable) Resume(ctx context.Context, input any, last any, opts ...core.Option) (<-chan any, error) {
 	resumer := r.resumer
 	if resumer == nil {
-		return nil, fmt.Errorf("retry: inner Runnable cannot resume: %w", core.ErrNotResumable)
+		return nil, fmt.Errorf("retry: inner Runnable cannot resume: %w", streams.ErrNotResumable)
 	}
 	return r.stream(ctx, input, opts, true, func(ctx context.Context) (<-chan any, error) {
 		return resumer.Resume(ctx, input, last, opts...)
 	})
+}
+
+// CanResume reports whether the inner Runnable can resume the stream of
+// ctx's call.
+func (r *RetryRunnable) CanResume(ctx context.Context) bool {
+	return r.resumer != nil && r.resumer.CanResume(ctx)
 }
 
 // stream is Stream, with open making each attempt's stream; resume says
@@ -142,7 +148,7 @@ func (s *streamCall) create(ctx context.Context) *Error {
 
 // createOnce opens attempt a's stream, bounded by PerAttemptTimeout. The
 // returned cancel stops the attempt's stream. A Resume that answers
-// core.ErrNotResumable is not retried.
+// streams.ErrNotResumable is not retried.
 func (s *streamCall) createOnce(a *attempt, open func(context.Context) (<-chan any, error)) (ch <-chan any, cancel context.CancelCauseFunc, err error) {
 	c := &s.c
 	sctx, cancel := context.WithCancelCause(a.ctx)
@@ -167,7 +173,7 @@ func (s *streamCall) createOnce(a *attempt, open func(context.Context) (<-chan a
 	switch {
 	case err == nil && ch == nil:
 		err = Permanent(errors.New("retry: inner Stream returned neither a channel nor an error"))
-	case errors.Is(err, core.ErrNotResumable):
+	case errors.Is(err, streams.ErrNotResumable):
 		err = Permanent(err)
 	}
 	return ch, cancel, err
@@ -223,7 +229,7 @@ func (s *streamCall) Committed(ctx context.Context) {
 // last. It returns the *Error that ends the stream when none may.
 func (s *streamCall) Resume(ctx context.Context, err error, last any) (streams.Source, error) {
 	broke := err // the failure that stopped the stream
-	if !core.CanResumeStream(s.c.first, s.c.r.inner) {
+	if !s.c.r.resumer.CanResume(s.c.first) {
 		// This stream cannot resume (it committed on a candidate that
 		// cannot, or its id never came): no backoff, budget or attempt.
 		return streams.Source{}, broke
@@ -251,7 +257,7 @@ func (s *streamCall) Resume(ctx context.Context, err error, last any) (streams.S
 		if e.Outcome != OutcomeCanceled && e.Outcome != OutcomeDeadline {
 			e.Outcome = OutcomeCommitted
 		}
-		if e.Err != broke && errors.Is(e.Err, core.ErrNotResumable) {
+		if e.Err != broke && errors.Is(e.Err, streams.ErrNotResumable) {
 			e.Err = errors.Join(broke, e.Err) // what broke the stream, and why it was not resumed
 		}
 		s.gaveUp = e
@@ -293,7 +299,7 @@ func (s *streamCall) Unwound(ctx context.Context, v any, chunks int) (error, boo
 	}
 	var err error = errGoexit
 	if v != nil {
-		err = core.NewPanicError(v)
+		err = panics.Recovered(v)
 	}
 	return s.c.failUnwound(ctx, err, chunks > 0, AttrStreamChunks.Int(chunks)), true
 }

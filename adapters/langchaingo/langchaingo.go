@@ -22,6 +22,7 @@ import (
 	"github.com/tmc/langchaingo/llms"
 
 	"github.com/steadfast-go/steadfast/core"
+	"github.com/steadfast-go/steadfast/internal/streams"
 )
 
 type callOptionsKey struct{}
@@ -112,7 +113,7 @@ func (r *ModelRunnable) Stream(ctx context.Context, input any, opts ...core.Opti
 			if len(chunk) == 0 { // nothing a retry layer should commit on
 				return nil
 			}
-			if !core.Send(ctx, ch, string(chunk)) {
+			if !streams.Send(ctx, ch, string(chunk)) {
 				return ctx.Err()
 			}
 			return nil
@@ -121,9 +122,9 @@ func (r *ModelRunnable) Stream(ctx context.Context, input any, opts ...core.Opti
 		switch {
 		case ctx.Err() != nil:
 		case err != nil:
-			core.Send(ctx, ch, r.adapt(err))
+			streams.Send(ctx, ch, r.adapt(err))
 		default:
-			core.Send(ctx, ch, res)
+			streams.Send(ctx, ch, res)
 		}
 	}()
 	return ch, nil

@@ -10,6 +10,7 @@ import (
 	"go.temporal.io/sdk/temporal"
 
 	"github.com/steadfast-go/steadfast/core"
+	"github.com/steadfast-go/steadfast/internal/streams"
 )
 
 // Delivery says which chunk of which call deliver is handed: Seq counts
@@ -141,9 +142,9 @@ func (s *streamRun) open(ctx context.Context, in any, cp checkpoint) (<-chan any
 		return ch, ToApplicationError(err)
 	}
 	resumer, ok := s.r.(core.Resumer)
-	if !ok || !core.CanResumeStream(ctx, s.r) {
+	if !ok || !resumer.CanResume(ctx) {
 		return nil, permanent("not_resumable", fmt.Errorf("temporal: StreamActivity: %d chunks were delivered and the Runnable cannot resume its stream: %w",
-			cp.Delivered, core.ErrNotResumable))
+			cp.Delivered, streams.ErrNotResumable))
 	}
 	last, err := s.o.decodeChunk(cp.Last)
 	if err != nil {

@@ -10,6 +10,7 @@ import (
 
 	"github.com/steadfast-go/steadfast/adapters/temporal"
 	"github.com/steadfast-go/steadfast/core"
+	"github.com/steadfast-go/steadfast/internal/streams"
 	"github.com/steadfast-go/steadfast/retry"
 )
 
@@ -36,28 +37,31 @@ func (c *chunker) Batch(ctx context.Context, in []any, opts ...core.Option) ([]a
 }
 
 func (c *chunker) Stream(ctx context.Context, _ any, _ ...core.Option) (<-chan any, error) {
-	core.Store(core.StateFrom(ctx), responseID, "resp_42")
+	responseID.Store(ctx, "resp_42")
 	return c.from(ctx, 1), nil
 }
 
 func (c *chunker) Resume(ctx context.Context, _ any, last any, _ ...core.Option) (<-chan any, error) {
-	id, _ := core.Load(core.StateFrom(ctx), responseID)
+	id, _ := responseID.Load(ctx)
 	c.mu.Lock()
 	c.resumed, c.ids = append(c.resumed, last), append(c.ids, id)
 	c.mu.Unlock()
 	n, ok := last.(int)
 	if !ok || id != "resp_42" {
-		return nil, fmt.Errorf("chunker: cannot resume after %#v of %q: %w", last, id, core.ErrNotResumable)
+		return nil, fmt.Errorf("chunker: cannot resume after %#v of %q: %w", last, id, streams.ErrNotResumable)
 	}
 	return c.from(ctx, n+1), nil
 }
+
+// CanResume reports true: every stream of it resumes.
+func (c *chunker) CanResume(context.Context) bool { return true }
 
 func (c *chunker) from(ctx context.Context, first int) <-chan any {
 	ch := make(chan any)
 	go func() {
 		defer close(ch)
 		for i := first; i <= c.n; i++ {
-			if !core.Send(ctx, ch, i) {
+			if !streams.Send(ctx, ch, i) {
 				return
 			}
 		}

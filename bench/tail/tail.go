@@ -93,7 +93,7 @@ func (p *provider) Stream(ctx context.Context, _ any, _ ...core.Option) (<-chan 
 	go func() {
 		defer close(ch)
 		for i := range 3 {
-			if bench.Sleep(ctx, d) != nil || !core.Send(ctx, ch, i) {
+			if bench.Sleep(ctx, d) != nil || !bench.Send(ctx, ch, i) {
 				return
 			}
 			d = time.Millisecond // between the later chunks

@@ -53,7 +53,7 @@ func (answering) Stream(ctx context.Context, _ any, _ ...core.Option) (<-chan an
 	go func() {
 		defer close(ch)
 		for _, chunk := range []string{"Hello", " from model-c"} {
-			if !core.Send(ctx, ch, chunk) {
+			if !send(ctx, ch, chunk) {
 				return
 			}
 		}
@@ -78,5 +78,16 @@ func (m *sometimesSlow) Invoke(ctx context.Context, _ any, _ ...core.Option) (an
 		return "ok", nil
 	case <-ctx.Done():
 		return nil, ctx.Err()
+	}
+}
+
+// send delivers v on ch unless ctx ends first: a producer never blocks on
+// a consumer that has gone.
+func send(ctx context.Context, ch chan<- any, v any) bool {
+	select {
+	case ch <- v:
+		return true
+	case <-ctx.Done():
+		return false
 	}
 }

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/steadfast-go/steadfast/core"
+	"github.com/steadfast-go/steadfast/internal/streams"
 	"github.com/steadfast-go/steadfast/retry"
 )
 
@@ -49,10 +50,13 @@ func (l *resumableLLM) Stream(ctx context.Context, _ any, _ ...core.Option) (<-c
 func (l *resumableLLM) Resume(ctx context.Context, _ any, last any, _ ...core.Option) (<-chan any, error) {
 	t, ok := last.(token)
 	if !ok {
-		return nil, fmt.Errorf("resumableLLM: cannot resume after %v: %w", last, core.ErrNotResumable)
+		return nil, fmt.Errorf("resumableLLM: cannot resume after %v: %w", last, streams.ErrNotResumable)
 	}
 	return l.from(ctx, t.pos+1), nil
 }
+
+// CanResume reports true: every stream of it resumes.
+func (l *resumableLLM) CanResume(context.Context) bool { return true }
 
 func (l *resumableLLM) from(ctx context.Context, pos int) <-chan any {
 	l.mu.Lock()
@@ -65,14 +69,14 @@ func (l *resumableLLM) from(ctx context.Context, pos int) <-chan any {
 		for i := pos; i < len(answer); i++ {
 			switch {
 			case n == 1 && i == 3:
-				core.Send(ctx, ch, io.ErrUnexpectedEOF) // the connection dropped
+				send(ctx, ch, io.ErrUnexpectedEOF) // the connection dropped
 				return
 			case n == 2 && i == pos+3:
 				<-ctx.Done() // stalled: ChunkTimeout ends the wait
 				return
 			}
 			time.Sleep(10 * time.Millisecond)
-			if !core.Send(ctx, ch, token{pos: i, text: answer[i] + " "}) {
+			if !send(ctx, ch, token{pos: i, text: answer[i] + " "}) {
 				return
 			}
 		}
@@ -123,4 +127,15 @@ func runResume(w io.Writer, opts ...retry.Option) error {
 	fmt.Fprintf(w, "\nsummary: %d of %d tokens delivered once each, over %d streams (1 opened, %d resumed)\n",
 		tokens, len(answer), llm.opens, llm.opens-1)
 	return nil
+}
+
+// send delivers v on ch unless ctx ends first: a producer never blocks on
+// a consumer that has gone.
+func send(ctx context.Context, ch chan<- any, v any) bool {
+	select {
+	case ch <- v:
+		return true
+	case <-ctx.Done():
+		return false
+	}
 }

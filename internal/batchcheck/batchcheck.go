@@ -30,7 +30,7 @@ func Items(n int, outs []any, err error) (errs []error, whole bool, bad error) {
 		if len(be.Errs) != n {
 			return nil, false, fmt.Errorf("inner Batch returned %d item errors for %d inputs: %w", len(be.Errs), n, err)
 		}
-		if len(outs) != n && len(be.Failed()) != n {
+		if len(outs) != n && Failed(be) != n {
 			return nil, false, fmt.Errorf("inner Batch returned %d outputs for %d inputs: %w", len(outs), n, err)
 		}
 		return be.Errs, false, nil
@@ -40,4 +40,15 @@ func Items(n int, outs []any, err error) (errs []error, whole bool, bad error) {
 		errs[i] = err
 	}
 	return errs, true, nil
+}
+
+// Failed counts the failed items of a *core.BatchError.
+func Failed(be *core.BatchError) int {
+	n := 0
+	for _, err := range be.Errs {
+		if err != nil {
+			n++
+		}
+	}
+	return n
 }

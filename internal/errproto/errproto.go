@@ -21,8 +21,6 @@ import (
 	"strconv"
 	"syscall"
 	"time"
-
-	"github.com/steadfast-go/steadfast/core"
 )
 
 type (
@@ -83,8 +81,19 @@ func RetryAfter(err error) (time.Duration, bool) {
 	return 0, false
 }
 
-// Local reports a refusal made on this side of the wire (core.IsLocal).
-func Local(err error) bool { return core.IsLocal(err) }
+// Local reports whether err, or an error in its chain, says by a Local()
+// method returning true that the call was refused on this side of the
+// wire and never reached what it calls: a rate limiter's refusal, an open
+// circuit. Such a failure says nothing of the provider's health, so a
+// breaker counts it neither as a failure nor as a success, and a pool
+// does not cool a deployment for it.
+func Local(err error) bool {
+	l, ok := errors.AsType[interface {
+		error
+		Local() bool
+	}](err)
+	return ok && l.Local()
+}
 
 // Other is the error.type of an error that says nothing of itself.
 const Other = "_OTHER"

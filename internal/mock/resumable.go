@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/steadfast-go/steadfast/core"
+	"github.com/steadfast-go/steadfast/internal/streams"
 )
 
 // FaultKind is how a Resumable's stream breaks.
@@ -86,13 +87,16 @@ func (r *Resumable) Stream(ctx context.Context, input any, _ ...core.Option) (<-
 func (r *Resumable) Resume(ctx context.Context, input any, last any, _ ...core.Option) (<-chan any, error) {
 	n, ok := last.(int)
 	if !ok || n < 1 || n > r.n {
-		return nil, fmt.Errorf("mock: cannot resume after %v: %w", last, core.ErrNotResumable)
+		return nil, fmt.Errorf("mock: cannot resume after %v: %w", last, streams.ErrNotResumable)
 	}
 	r.mu.Lock()
 	r.resumes++
 	r.mu.Unlock()
 	return r.from(ctx, input, n+1), nil
 }
+
+// CanResume reports true: every stream of it resumes.
+func (r *Resumable) CanResume(context.Context) bool { return true }
 
 // fault returns the fault of input due after chunk i that has not broken a
 // stream yet, and marks it as having done so.
@@ -130,7 +134,7 @@ func (r *Resumable) from(ctx context.Context, input any, start int) <-chan any {
 			if i > start && wait(ctx, r.chunkDelay) != nil {
 				return
 			}
-			if !core.Send(ctx, ch, i) || r.broke(ctx, ch, input, i) {
+			if !streams.Send(ctx, ch, i) || r.broke(ctx, ch, input, i) {
 				return
 			}
 		}
@@ -149,9 +153,9 @@ func (r *Resumable) broke(ctx context.Context, ch chan<- any, input any, i int) 
 	case Stall:
 		<-ctx.Done()
 	case Drop:
-		core.Send(ctx, ch, io.ErrUnexpectedEOF)
+		streams.Send(ctx, ch, io.ErrUnexpectedEOF)
 	case ErrorValue:
-		core.Send(ctx, ch, f.Err)
+		streams.Send(ctx, ch, f.Err)
 	}
 	return true
 }

@@ -3,8 +3,6 @@ package streams
 import (
 	"context"
 	"time"
-
-	"github.com/steadfast-go/steadfast/core"
 )
 
 // Source is an open attempt's stream and the cancel of its context.
@@ -112,14 +110,14 @@ func (m *machine) run(ctx context.Context) {
 			m.src.Cancel(m.cfg.Abandon(err))
 			next, err := m.p.Next(ctx, err)
 			if err != nil {
-				delivered := core.Send(ctx, m.out, err)
+				delivered := Send(ctx, m.out, err)
 				m.p.Ended(ctx, Result{End: GaveUp, Err: err, Delivered: delivered})
 				return
 			}
 			m.src = next
 			continue
 		}
-		if !core.Send(ctx, m.out, v) {
+		if !Send(ctx, m.out, v) {
 			m.p.Ended(ctx, Result{End: Canceled})
 			return
 		}
@@ -159,7 +157,7 @@ func (m *machine) pump(ctx context.Context) {
 			failure = err
 		}
 		r.End, r.Err = Failed, failure
-		r.Delivered = core.Send(ctx, m.out, failure)
+		r.Delivered = Send(ctx, m.out, failure)
 		m.p.Ended(ctx, r)
 		return
 	}
@@ -202,6 +200,6 @@ func (m *machine) first(ctx context.Context) (any, first, error) {
 func (m *machine) recover(ctx context.Context) {
 	v := recover()
 	if err, ok := m.p.Unwound(ctx, v, m.chunks); ok {
-		core.Send(ctx, m.out, err)
+		Send(ctx, m.out, err)
 	}
 }

@@ -8,8 +8,6 @@ package streams
 import (
 	"context"
 	"time"
-
-	"github.com/steadfast-go/steadfast/core"
 )
 
 // End is how a stream ended.
@@ -103,11 +101,11 @@ func (r *Result) take(ctx context.Context, v any, ok bool, out chan<- any, cfg *
 	if err, isErr := v.(error); isErr {
 		r.End, r.Err = Failed, err
 		if !cfg.HoldErrors {
-			r.Delivered = core.Send(ctx, out, err)
+			r.Delivered = Send(ctx, out, err)
 		}
 		return true
 	}
-	if !core.Send(ctx, out, v) {
+	if !Send(ctx, out, v) {
 		r.End = Canceled
 		return true
 	}

@@ -14,6 +14,7 @@ import (
 	semconv "go.opentelemetry.io/otel/semconv/v1.40.0"
 
 	"github.com/steadfast-go/steadfast/core"
+	"github.com/steadfast-go/steadfast/internal/streams"
 	"github.com/steadfast-go/steadfast/llmhttp"
 )
 
@@ -26,7 +27,7 @@ import (
 // use.
 //
 // Without WithResumableStreams its streams are not resumable: Resume
-// answers core.ErrNotResumable.
+// answers streams.ErrNotResumable.
 type Responses struct {
 	client    oai.Client
 	model     string
@@ -142,16 +143,15 @@ func (r *Responses) Stream(ctx context.Context, input any, _ ...core.Option) (<-
 // Resume continues a background response's stream after last, the last
 // event the consumer received, from its sequence number: the events that
 // follow it, whole: GET /responses/{id}?stream=true&starting_after=N, as
-// the API reference documents it. It answers core.ErrNotResumable without
+// the API reference documents it. It answers streams.ErrNotResumable without
 // WithResumableStreams, for a stream it does not know (the call's
 // core.State has no response id of this Runnable's), or when last is not
 // one of its events.
 func (r *Responses) Resume(ctx context.Context, _ any, last any, _ ...core.Option) (<-chan any, error) {
 	ev, ok := last.(responses.ResponseStreamEventUnion)
-	st := core.StateFrom(ctx)
-	id, _ := core.Load(st, r.responseID)
+	id, _ := r.responseID.Load(ctx)
 	if !r.resumable || !ok || id == "" {
-		return nil, fmt.Errorf("openai: responses: no background response to resume: %w", core.ErrNotResumable)
+		return nil, fmt.Errorf("openai: responses: no background response to resume: %w", streams.ErrNotResumable)
 	}
 	s := r.client.Responses.GetStreaming(ctx, id, responses.ResponseGetParams{StartingAfter: param.NewOpt(ev.SequenceNumber)},
 		option.WithQuery("stream", "true"), option.WithMiddleware(getWithoutBody))
@@ -159,7 +159,7 @@ func (r *Responses) Resume(ctx context.Context, _ any, last any, _ ...core.Optio
 		_ = s.Close()
 		return nil, AdaptError(err)
 	}
-	return r.pump(ctx, s, st, func(responses.ResponseStreamEventUnion) bool { return true }), nil
+	return r.pump(ctx, s, core.StateFrom(ctx), func(responses.ResponseStreamEventUnion) bool { return true }), nil
 }
 
 // getWithoutBody drops the JSON body that openai-go v3 sends with a GET
@@ -179,8 +179,8 @@ func (r *Responses) RateLimits() (llmhttp.RateLimits, bool) { return r.limits.Ra
 // CanResume reports whether its streams resume (with WithResumableStreams)
 // and, for the stream of ctx's call, whether its response id is known.
 func (r *Responses) CanResume(ctx context.Context) bool {
-	if st := core.StateFrom(ctx); r.resumable && st != nil {
-		id, _ := core.Load(st, r.responseID)
+	if r.resumable && core.StateFrom(ctx) != nil {
+		id, _ := r.responseID.Load(ctx)
 		return id != ""
 	}
 	return r.resumable
@@ -198,7 +198,7 @@ func (r *Responses) pump(ctx context.Context, s llmhttp.SDKStream[responses.Resp
 		Observe: func(ev responses.ResponseStreamEventUnion) {
 			if ev.Response.ID != "" {
 				if st != nil {
-					core.Store(st, r.responseID, ev.Response.ID)
+					r.responseID.Store(ctx, ev.Response.ID)
 				}
 				observeResponse(&rec, &ev.Response)
 			}

@@ -15,7 +15,7 @@ import (
 	"go.opentelemetry.io/otel/sdk/trace/tracetest"
 	tnoop "go.opentelemetry.io/otel/trace/noop"
 
-	"github.com/steadfast-go/steadfast/core"
+	"github.com/steadfast-go/steadfast/internal/streams"
 	"github.com/steadfast-go/steadfast/llmhttp/llmhttptest"
 	"github.com/steadfast-go/steadfast/providers/openai"
 	"github.com/steadfast-go/steadfast/retry"
@@ -126,7 +126,7 @@ func TestResponsesBreakAfterOutputWithoutResume(t *testing.T) {
 		cfg := streamCfg
 		cfg.ResumeStreams = true // asked for, but the streams are not resumable
 		events, last := streamThroughRetry(t, srv, cfg)
-		if text(events) != "Hello, resumed" || !errors.Is(last, io.ErrUnexpectedEOF) || errors.Is(last, core.ErrNotResumable) || srv.Requests() != 1 {
+		if text(events) != "Hello, resumed" || !errors.Is(last, io.ErrUnexpectedEOF) || errors.Is(last, streams.ErrNotResumable) || srv.Requests() != 1 {
 			t.Errorf("stream = %q, %v after %d requests, want the two deltas, then the break as it came (no Resume tried), after 1", text(events), last, srv.Requests())
 		}
 	})
@@ -165,8 +165,8 @@ func TestResponsesResumeExactly(t *testing.T) {
 
 func TestResponsesResumeWithoutTheOptionIsNotResumable(t *testing.T) {
 	r := openai.NewResponses(model, option.WithAPIKey("k"))
-	if _, err := r.Resume(t.Context(), "q", responses.ResponseStreamEventUnion{SequenceNumber: 3}); !errors.Is(err, core.ErrNotResumable) {
-		t.Errorf("Resume() = %v, want core.ErrNotResumable", err)
+	if _, err := r.Resume(t.Context(), "q", responses.ResponseStreamEventUnion{SequenceNumber: 3}); !errors.Is(err, streams.ErrNotResumable) {
+		t.Errorf("Resume() = %v, want streams.ErrNotResumable", err)
 	}
 }
 

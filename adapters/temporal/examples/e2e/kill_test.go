@@ -18,6 +18,7 @@ import (
 
 	"github.com/steadfast-go/steadfast/adapters/temporal"
 	"github.com/steadfast-go/steadfast/core"
+	"github.com/steadfast-go/steadfast/internal/streams"
 	"github.com/steadfast-go/steadfast/providers/openai"
 	"github.com/steadfast-go/steadfast/retry"
 )
@@ -84,19 +85,22 @@ func (*wordStream) Batch(context.Context, []any, ...core.Option) ([]any, error) 
 }
 
 func (w *wordStream) Stream(ctx context.Context, _ any, _ ...core.Option) (<-chan any, error) {
-	core.Store(core.StateFrom(ctx), streamID, "words-1")
+	streamID.Store(ctx, "words-1")
 	return w.from(ctx, 1), nil
 }
 
 func (w *wordStream) Resume(ctx context.Context, _ any, last any, _ ...core.Option) (<-chan any, error) {
-	id, _ := core.Load(core.StateFrom(ctx), streamID)
+	id, _ := streamID.Load(ctx)
 	s, _ := last.(string)
 	n, err := strconv.Atoi(strings.TrimPrefix(s, "w"))
 	if id != "words-1" || err != nil {
-		return nil, fmt.Errorf("wordStream: no stream %q to resume after %#v: %w", id, last, core.ErrNotResumable)
+		return nil, fmt.Errorf("wordStream: no stream %q to resume after %#v: %w", id, last, streams.ErrNotResumable)
 	}
 	return w.from(ctx, n+1), nil
 }
+
+// CanResume reports true: every stream of it resumes.
+func (w *wordStream) CanResume(context.Context) bool { return true }
 
 func (*wordStream) from(ctx context.Context, first int) <-chan any {
 	ch := make(chan any)
@@ -108,7 +112,7 @@ func (*wordStream) from(ctx context.Context, first int) <-chan any {
 				return
 			case <-time.After(gap):
 			}
-			if !core.Send(ctx, ch, fmt.Sprintf("w%02d", i)) {
+			if !streams.Send(ctx, ch, fmt.Sprintf("w%02d", i)) {
 				return
 			}
 		}

@@ -53,10 +53,10 @@ const ScopeName = "github.com/steadfast-go/steadfast/breaker"
 
 // Attribute keys of the breaker's events and metrics.
 const (
-	AttrName  = attribute.Key("breaker.name")
-	AttrFrom  = attribute.Key("breaker.from")
-	AttrTo    = attribute.Key("breaker.to")
-	AttrState = attribute.Key("breaker.state")
+	attrName  = attribute.Key("breaker.name")
+	attrFrom  = attribute.Key("breaker.from")
+	attrTo    = attribute.Key("breaker.to")
+	attrState = attribute.Key("breaker.state")
 )
 
 // OpenError is the error of a call the circuit rejected: open, or half-open
@@ -166,7 +166,7 @@ func New(inner core.Runnable, st gobreaker.Settings, opts ...Option) (*Runnable,
 	userChange, name := st.OnStateChange, st.Name
 	q := &stateChanges{deliver: func(sc stateChange) {
 		changes.Add(context.Background(), 1, metric.WithAttributes(
-			AttrName.String(name), AttrFrom.String(sc.from.String()), AttrTo.String(sc.to.String())))
+			attrName.String(name), attrFrom.String(sc.from.String()), attrTo.String(sc.to.String())))
 		if userChange != nil {
 			userChange(name, sc.from, sc.to)
 		}
@@ -205,7 +205,7 @@ func (r *Runnable) Counts() gobreaker.Counts {
 }
 
 // Unwrap returns the inner Runnable, so core.NameOf, core.IsIdempotent
-// and retry.CallAttributes see through the breaker.
+// and the call span's attributes see through the breaker.
 func (r *Runnable) Unwrap() core.Runnable { return r.inner }
 
 // Invoke calls the inner Invoke if the circuit allows it.
@@ -319,7 +319,7 @@ func (r *Runnable) allow(ctx context.Context) (ticket, error) {
 	if err != nil {
 		if span := trace.SpanFromContext(ctx); span.IsRecording() {
 			span.AddEvent("breaker.rejected", trace.WithAttributes(
-				AttrName.String(r.name), AttrState.String(r.cb.State().String())))
+				attrName.String(r.name), attrState.String(r.cb.State().String())))
 		}
 		return ticket{}, &OpenError{Name: r.name, Err: err}
 	}
@@ -344,7 +344,7 @@ func (t *ticket) report(err error) {
 	if after != before {
 		if span := trace.SpanFromContext(t.ctx); span.IsRecording() {
 			span.AddEvent("breaker.state_change", trace.WithAttributes(
-				AttrName.String(r.name), AttrFrom.String(before.String()), AttrTo.String(after.String())))
+				attrName.String(r.name), attrFrom.String(before.String()), attrTo.String(after.String())))
 		}
 	}
 	r.changes.flush()

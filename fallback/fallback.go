@@ -12,6 +12,7 @@ import (
 	"go.opentelemetry.io/otel/trace"
 
 	"github.com/steadfast-go/steadfast/core"
+	"github.com/steadfast-go/steadfast/internal/callspan"
 	"github.com/steadfast-go/steadfast/internal/errproto"
 	"github.com/steadfast-go/steadfast/internal/streams"
 	"github.com/steadfast-go/steadfast/retry"
@@ -239,7 +240,7 @@ func WithMeterProvider(mp metric.MeterProvider) Option {
 }
 
 // CallAttributes returns the first candidate's call-span attributes (see
-// retry.CallAttributes), through the decorators that wrap it.
+// retry.CallAttributer), through the decorators that wrap it.
 func (r *Runnable) CallAttributes() []attribute.KeyValue {
-	return retry.CallAttributes(r.candidates[0])
+	return callspan.Attributes(r.candidates[0])
 }

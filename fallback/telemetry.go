@@ -21,16 +21,16 @@ const ScopeName = "github.com/steadfast-go/steadfast/fallback"
 
 // Attribute keys of the call span, its events and the counter.
 const (
-	// AttrCandidate is the index of the candidate that answered.
-	AttrCandidate = attribute.Key("fallback.candidate")
-	// AttrCandidateName is its Name(), when it has one.
-	AttrCandidateName = attribute.Key("fallback.candidate.name")
-	// AttrSwitches is the number of moves to a next candidate in the call.
-	AttrSwitches = attribute.Key("fallback.switches")
-	// AttrFrom is the index of the candidate a switch moved away from.
-	AttrFrom = attribute.Key("fallback.from")
-	// AttrMethod is invoke, batch or stream.
-	AttrMethod = attribute.Key("fallback.method")
+	// attrCandidate is the index of the candidate that answered.
+	attrCandidate = attribute.Key("fallback.candidate")
+	// attrCandidateName is its Name(), when it has one.
+	attrCandidateName = attribute.Key("fallback.candidate.name")
+	// attrSwitches is the number of moves to a next candidate in the call.
+	attrSwitches = attribute.Key("fallback.switches")
+	// attrFrom is the index of the candidate a switch moved away from.
+	attrFrom = attribute.Key("fallback.from")
+	// attrMethod is invoke, batch or stream.
+	attrMethod = attribute.Key("fallback.method")
 )
 
 type method uint8
@@ -77,21 +77,21 @@ func (t *telemetry) begin(ctx context.Context, m method) (context.Context, *call
 // switched records a move away from candidate i.
 func (c *call) switched(ctx context.Context, i int, names []string, err error) {
 	c.switches++
-	c.t.switches.Add(ctx, 1, metric.WithAttributes(AttrMethod.String(c.method.String()), AttrFrom.Int(i)))
+	c.t.switches.Add(ctx, 1, metric.WithAttributes(attrMethod.String(c.method.String()), attrFrom.Int(i)))
 	if c.IsRecording() {
 		c.AddEvent("fallback.switch", trace.WithAttributes(
-			AttrFrom.Int(i), AttrCandidateName.String(names[i]), semconv.ErrorTypeKey.String(errorType(err))))
+			attrFrom.Int(i), attrCandidateName.String(names[i]), semconv.ErrorTypeKey.String(errorType(err))))
 	}
 }
 
 // succeed ends a call that candidate i answered.
 func (c *call) succeed(i int, name string) {
-	c.Succeed(AttrCandidate.Int(i), AttrCandidateName.String(name), AttrSwitches.Int(c.switches))
+	c.Succeed(attrCandidate.Int(i), attrCandidateName.String(name), attrSwitches.Int(c.switches))
 }
 
 // fail ends a call that no candidate served.
 func (c *call) fail(err error) {
-	c.Fail(err, AttrSwitches.Int(c.switches), semconv.ErrorTypeKey.String(errorType(err)))
+	c.Fail(err, attrSwitches.Int(c.switches), semconv.ErrorTypeKey.String(errorType(err)))
 }
 
 // errorType is err's error.type: for an *Error, its last failure's.

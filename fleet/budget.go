@@ -11,19 +11,18 @@ import (
 	"time"
 
 	"github.com/redis/go-redis/v9"
-
-	"github.com/steadfast-go/steadfast/retry"
+	"github.com/steadfast-go/steadfast/internal/budget"
 )
 
 // The fleet's counts are kept in slots of a tenth of a second, summed over
-// a second: the window of retry.AdaptiveBudget.
+// a second: the window of the recommended budget (retry.RecommendedBudget).
 const (
 	slot   = 100 * time.Millisecond
 	slots  = 10
 	window = slot * slots
 )
 
-// Budget is a retry.Budget shared by a fleet: retry.AdaptiveBudget's
+// Budget is a retry.Budget shared by a fleet: the recommended budget (retry.RecommendedBudget)'s
 // algorithm, run on the whole fleet's attempts, with its first attempts
 // held back as the in-process budget holds them (see HoldFirst). The fleet
 // may retry at up
@@ -36,7 +35,7 @@ const (
 // No Redis round trip is on a call's path: attempts are counted in memory,
 // and a goroutine of the Budget's own exchanges the counts with Redis every
 // sync interval. While Redis cannot be reached, the Budget paces retries
-// at the rate of an in-process retry.AdaptiveBudget of the same setting,
+// at the rate of an in-process the recommended budget (retry.RecommendedBudget) of the same setting,
 // which has counted this process's attempts all along, through the same
 // token bucket, so that turns already promised count on both sides of the
 // change. Close ends the goroutine.
@@ -47,17 +46,17 @@ type Budget struct {
 	id      string
 	timeout time.Duration
 	h       *health
-	local   *retry.AdaptiveBudget
+	local   *budget.Adaptive
 
 	firsts, retries, retryOK atomic.Int64
 
 	mu     sync.Mutex
-	pace   *retry.Pacing // retry.AdaptiveBudget's arithmetic, on the fleet's counts
-	pushed counts        // the counts Redis has had
-	fleet  counts        // the fleet's counts over the window, as of the last exchange
-	procs  int64         // processes that exchanged within the window
-	mine   []int64       // this process's first attempts sent at each of the last exchanges
-	next   int           // the oldest entry of mine
+	pace   *budget.Pacing // the recommended budget's arithmetic, on the fleet's counts
+	pushed counts         // the counts Redis has had
+	fleet  counts         // the fleet's counts over the window, as of the last exchange
+	procs  int64          // processes that exchanged within the window
+	mine   []int64        // this process's first attempts sent at each of the last exchanges
+	next   int            // the oldest entry of mine
 
 	stop      chan struct{}
 	done      chan struct{}
@@ -66,7 +65,7 @@ type Budget struct {
 
 type counts struct{ firsts, retries, retryOK int64 }
 
-var _ retry.Holder = (*Budget)(nil)
+var _ budget.Holder = (*Budget)(nil)
 
 // NewBudget returns a Budget over the Redis keys "steadfast:budget:{key}"
 // and starts its goroutine; Close it when done. Every process calling one
@@ -88,11 +87,11 @@ func NewBudget(client redis.UniversalClient, key string, opts ...BudgetOption) (
 	if c.pacing != nil {
 		p = *c.pacing
 	}
-	pace, err := retry.NewPacing(p.ratio, p.minPerSecond, p.maxWait)
+	pace, err := budget.NewPacing(p.ratio, p.minPerSecond, p.maxWait)
 	if err != nil {
 		return nil, fmt.Errorf("fleet: NewBudget: WithPacing: %w", err)
 	}
-	local, err := retry.NewAdaptiveBudget(p.ratio, p.minPerSecond, p.maxWait)
+	local, err := budget.NewAdaptive(p.ratio, p.minPerSecond, p.maxWait)
 	if err != nil {
 		return nil, fmt.Errorf("fleet: NewBudget: WithPacing: %w", err)
 	}
@@ -142,7 +141,7 @@ func (b *Budget) RecordAttempt(ctx context.Context, n int, success bool) {
 	}
 }
 
-// HoldFirst holds a first attempt back as retry.AdaptiveBudget does, on
+// HoldFirst holds a first attempt back as the recommended budget (retry.RecommendedBudget) does, on
 // this process's own attempts (its in-process budget's): while most of the
 // attempts it made lately failed, first attempts go at twice the rate of
 // its recent successes, each held at most the setting's maxWait. Every

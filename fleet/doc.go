@@ -12,7 +12,7 @@
 // timeout (WithTimeout), which is why the client must have
 // ContextTimeoutEnabled set. When Redis cannot be reached, the Limiter
 // decides locally with its share of the limit (WithFallbackShare) and the
-// Budget with an in-process retry.AdaptiveBudget of the same setting; the
+// Budget with an in-process the recommended budget (retry.RecommendedBudget) of the same setting; the
 // fall back is counted in the fleet.fallbacks metric and logged once, each
 // decision made locally is a fleet.fallback event on the caller's span, and
 // shared decisions resume when Redis answers again. No call fails or waits

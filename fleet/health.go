@@ -8,12 +8,11 @@ import (
 	"time"
 
 	"github.com/redis/go-redis/v9"
+	"github.com/steadfast-go/steadfast/internal/version"
 	"go.opentelemetry.io/otel"
 	"go.opentelemetry.io/otel/attribute"
 	"go.opentelemetry.io/otel/metric"
 	"go.opentelemetry.io/otel/trace"
-
-	"github.com/steadfast-go/steadfast/retry"
 )
 
 // ScopeName is the OpenTelemetry instrumentation scope of the meter.
@@ -55,7 +54,7 @@ func newHealth(c config, component, key string) (*health, error) {
 	if mp == nil {
 		mp = otel.GetMeterProvider()
 	}
-	counter, err := mp.Meter(ScopeName, metric.WithInstrumentationVersion(retry.Version)).Int64Counter(
+	counter, err := mp.Meter(ScopeName, metric.WithInstrumentationVersion(version.Version)).Int64Counter(
 		"fleet.fallbacks",
 		metric.WithDescription("Times a fleet Limiter or Budget fell back to in-process decisions because Redis was unreachable."),
 		metric.WithUnit("{fallback}"))

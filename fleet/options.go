@@ -43,7 +43,8 @@ type config struct {
 }
 
 // pacing is the setting of a Budget: the arguments of
-// retry.NewAdaptiveBudget.
+// the recommended budget: the most retries per first attempt, the rate
+// left when none succeeds, and the longest wait for a turn.
 type pacing struct {
 	ratio, minPerSecond float64
 	maxWait             time.Duration
@@ -101,8 +102,10 @@ func WithFallbackShare(share float64) LimiterOption {
 	return limiterOption(func(c *config) { c.fallbackShare = share })
 }
 
-// WithPacing sets a Budget's setting, as retry.NewAdaptiveBudget's
-// arguments; the default is retry.RecommendedBudget's, (0.5, 1, 1 s).
+// WithPacing sets a Budget's setting: ratio, the most retries per first
+// attempt while retries succeed; minPerSecond, the rate left when none
+// does; maxWait, the longest a retry or a held first attempt waits for its
+// turn. The default is retry.RecommendedBudget's, (0.5, 1, 1 s).
 func WithPacing(ratio, minPerSecond float64, maxWait time.Duration) BudgetOption {
 	return budgetOption(func(c *config) { c.pacing = &pacing{ratio, minPerSecond, maxWait} })
 }

@@ -21,6 +21,7 @@ import (
 
 	"github.com/steadfast-go/steadfast/core"
 	"github.com/steadfast-go/steadfast/fleet"
+	"github.com/steadfast-go/steadfast/internal/budget"
 	"github.com/steadfast-go/steadfast/ratelimit"
 	"github.com/steadfast-go/steadfast/retry"
 )
@@ -126,7 +127,7 @@ func runWorker(kind string) (int, error) {
 			}
 			defer fb.Close()
 			b = fb
-		} else if b, err = retry.NewAdaptiveBudget(0.5, outageFloor, time.Second); err != nil {
+		} else if b, err = budget.NewAdaptive(0.5, outageFloor, time.Second); err != nil {
 			return 0, err
 		}
 		return budgetWorker(b, start, run, load)

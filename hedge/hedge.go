@@ -157,7 +157,7 @@ func WithMeterProvider(mp metric.MeterProvider) Option {
 }
 
 // Unwrap returns the inner Runnable, so core.NameOf and
-// retry.CallAttributes see through the hedge.
+// the call span's attributes see through the hedge.
 func (r *Runnable) Unwrap() core.Runnable { return r.targets[0] }
 
 // Idempotent reports whether every target is idempotent.

@@ -51,7 +51,7 @@ func (r *Runnable) race(ctx context.Context, m method, w *window, do func(contex
 					}
 					w.record(lat)
 				}
-				c.Succeed(AttrIndex.Int(a.k), AttrAttempts.Int(len(rc.cancels)))
+				c.Succeed(attrIndex.Int(a.k), attrAttempts.Int(len(rc.cancels)))
 				return a, nil
 			case a.err == nil: // a success that lost: the winner's is on its way
 				continue

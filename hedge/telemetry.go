@@ -21,16 +21,16 @@ const ScopeName = "github.com/steadfast-go/steadfast/hedge"
 
 // Attribute keys of the spans and the counter.
 const (
-	// AttrIndex is an attempt's index, 0 for the first.
-	AttrIndex = attribute.Key("hedge.index")
-	// AttrHedged marks every attempt but the first: a hedge.
-	AttrHedged = attribute.Key("hedge.hedged")
-	// AttrWon reports whether the attempt's answer was taken.
-	AttrWon = attribute.Key("hedge.won")
-	// AttrAttempts is the number of attempts a call made.
-	AttrAttempts = attribute.Key("hedge.attempts")
-	// AttrMethod is invoke or stream.
-	AttrMethod = attribute.Key("hedge.method")
+	// attrIndex is an attempt's index, 0 for the first.
+	attrIndex = attribute.Key("hedge.index")
+	// attrHedged marks every attempt but the first: a hedge.
+	attrHedged = attribute.Key("hedge.hedged")
+	// attrWon reports whether the attempt's answer was taken.
+	attrWon = attribute.Key("hedge.won")
+	// attrAttempts is the number of attempts a call made.
+	attrAttempts = attribute.Key("hedge.attempts")
+	// attrMethod is invoke or stream.
+	attrMethod = attribute.Key("hedge.method")
 )
 
 type method uint8
@@ -72,15 +72,15 @@ func (t *telemetry) begin(ctx context.Context, m method) (context.Context, *call
 
 // attemptSpan starts attempt k's span.
 func (c *call) attemptSpan(ctx context.Context, k int) (context.Context, trace.Span) {
-	return c.t.tracer.Start(ctx, "hedge.attempt", trace.WithAttributes(AttrIndex.Int(k), AttrHedged.Bool(k > 0)))
+	return c.t.tracer.Start(ctx, "hedge.attempt", trace.WithAttributes(attrIndex.Int(k), attrHedged.Bool(k > 0)))
 }
 
 // endAttempt ends an attempt's span and counts it. It runs on the
 // attempt's goroutine.
 func (c *call) endAttempt(ctx context.Context, span trace.Span, a answer) {
 	c.t.attempts.Add(ctx, 1, metric.WithAttributes(
-		AttrMethod.String(c.method.String()), AttrWon.Bool(a.won), AttrHedged.Bool(a.k > 0)))
-	span.SetAttributes(AttrWon.Bool(a.won))
+		attrMethod.String(c.method.String()), attrWon.Bool(a.won), attrHedged.Bool(a.k > 0)))
+	span.SetAttributes(attrWon.Bool(a.won))
 	if a.err != nil {
 		span.SetAttributes(semconv.ErrorTypeKey.String(errproto.Type(a.err)))
 		span.SetStatus(codes.Error, a.err.Error())
@@ -91,7 +91,7 @@ func (c *call) endAttempt(ctx context.Context, span trace.Span, a answer) {
 // fail ends a call that no attempt answered, after attempts attempts, and
 // returns its error.
 func (c *call) fail(err *Error, attempts int) *Error {
-	c.Fail(err, AttrAttempts.Int(attempts), semconv.ErrorTypeKey.String(errproto.Type(err)))
+	c.Fail(err, attrAttempts.Int(attempts), semconv.ErrorTypeKey.String(errproto.Type(err)))
 	return err
 }
 

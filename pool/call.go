@@ -85,10 +85,10 @@ func (r *Runnable) enter(ctx context.Context, d *deployment) {
 		d.returned()
 		return
 	}
-	span.SetAttributes(AttrDeployment.String(d.Name))
+	span.SetAttributes(attrDeployment.String(d.Name))
 	span.SetAttributes(d.attrs...)
 	if d.returned() {
-		span.AddEvent("pool.return", trace.WithAttributes(AttrDeployment.String(d.Name)))
+		span.AddEvent("pool.return", trace.WithAttributes(attrDeployment.String(d.Name)))
 	}
 }
 
@@ -120,9 +120,9 @@ func (r *Runnable) failed(ctx context.Context, d *deployment, err error) error {
 		cooled := d.fail(now, hint, r.allowed, r.window, r.cooldown, r.mayCool(now))
 		r.coolMu.Unlock()
 		if cooled {
-			r.cooldowns.Add(ctx, 1, metric.WithAttributes(AttrDeployment.String(d.Name)))
+			r.cooldowns.Add(ctx, 1, metric.WithAttributes(attrDeployment.String(d.Name)))
 			if span := trace.SpanFromContext(ctx); span.IsRecording() {
-				span.AddEvent("pool.cooldown", trace.WithAttributes(AttrDeployment.String(d.Name)))
+				span.AddEvent("pool.cooldown", trace.WithAttributes(attrDeployment.String(d.Name)))
 			}
 		}
 	}

@@ -76,9 +76,9 @@ func (r *Runnable) kill(ctx context.Context, d *deployment, now time.Time, why s
 	d.deadWhy = why
 	d.mu.Unlock()
 	d.cooling.Store(true)
-	r.deaths.Add(ctx, 1, metric.WithAttributes(AttrDeployment.String(d.Name)))
+	r.deaths.Add(ctx, 1, metric.WithAttributes(attrDeployment.String(d.Name)))
 	if span := trace.SpanFromContext(ctx); span.IsRecording() {
-		span.AddEvent("pool.dead", trace.WithAttributes(AttrDeployment.String(d.Name), AttrReason.String(why)))
+		span.AddEvent("pool.dead", trace.WithAttributes(attrDeployment.String(d.Name), attrReason.String(why)))
 	}
 }
 

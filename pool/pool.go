@@ -55,23 +55,23 @@ import (
 	"go.opentelemetry.io/otel/metric"
 
 	"github.com/steadfast-go/steadfast/core"
+	"github.com/steadfast-go/steadfast/internal/callspan"
 	"github.com/steadfast-go/steadfast/internal/chain"
 	"github.com/steadfast-go/steadfast/internal/version"
 	"github.com/steadfast-go/steadfast/llmhttp"
-	"github.com/steadfast-go/steadfast/retry"
 )
 
 // ScopeName is the OpenTelemetry instrumentation scope of the meter.
 const ScopeName = "github.com/steadfast-go/steadfast/pool"
 
-// AttrDeployment is the deployment an attempt went to, on the span in its
+// attrDeployment is the deployment an attempt went to, on the span in its
 // context (the retry layer's attempt span) and on the pool.cooldowns
 // counter.
-const AttrDeployment = attribute.Key("pool.deployment")
+const attrDeployment = attribute.Key("pool.deployment")
 
-// AttrReason is why a deployment died, on the pool.dead event: its status
+// attrReason is why a deployment died, on the pool.dead event: its status
 // and API code ("401 invalid_api_key").
-const AttrReason = attribute.Key("pool.reason")
+const attrReason = attribute.Key("pool.reason")
 
 // Deployment is one place the model is served from.
 type Deployment struct {
@@ -210,7 +210,7 @@ func New(deployments []Deployment, opts ...Option) (*Runnable, error) {
 		if d.Weight == 0 {
 			d.Weight = 1
 		}
-		dep := &deployment{Deployment: d, index: i, attrs: retry.CallAttributes(d.Runnable)}
+		dep := &deployment{Deployment: d, index: i, attrs: callspan.Attributes(d.Runnable)}
 		if src, ok := chain.Find[llmhttp.RateLimited, core.Runnable](d.Runnable); ok {
 			dep.pace = llmhttp.NewHeaderPace(src)
 		}

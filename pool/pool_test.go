@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/sony/gobreaker/v2"
+	"go.opentelemetry.io/otel/attribute"
 	"go.opentelemetry.io/otel/metric/noop"
 	sdkmetric "go.opentelemetry.io/otel/sdk/metric"
 	"go.opentelemetry.io/otel/sdk/metric/metricdata"
@@ -355,7 +356,7 @@ func TestTelemetry(t *testing.T) {
 				continue
 			}
 			for _, kv := range s.Attributes() {
-				if kv.Key == pool.AttrDeployment {
+				if kv.Key == attribute.Key("pool.deployment") {
 					deployments = append(deployments, kv.Value.AsString())
 				}
 			}

@@ -15,8 +15,8 @@ import (
 // (OpenAI's and Anthropic's per-minute limits), and not a day's.
 const DefaultMaxWait = time.Minute
 
-// AttrWait is the wait, in seconds, on the pool.wait span event.
-const AttrWait = attribute.Key("pool.wait")
+// attrWait is the wait, in seconds, on the pool.wait span event.
+const attrWait = attribute.Key("pool.wait")
 
 // WithMaxWait sets how long a call waits at most, within its context's
 // deadline, when no deployment can take it only because their providers'
@@ -42,7 +42,7 @@ func (r *Runnable) awaitRoom(ctx context.Context, c choice, since time.Time) err
 		return r.unavailable(c.now, c.until)
 	}
 	if span := trace.SpanFromContext(ctx); span.IsRecording() {
-		span.AddEvent("pool.wait", trace.WithAttributes(AttrWait.Float64(wait.Seconds())))
+		span.AddEvent("pool.wait", trace.WithAttributes(attrWait.Float64(wait.Seconds())))
 	}
 	t := time.NewTimer(wait)
 	defer t.Stop()

@@ -50,8 +50,8 @@ import (
 // ScopeName is the OpenTelemetry instrumentation scope of the meter.
 const ScopeName = "github.com/steadfast-go/steadfast/ratelimit"
 
-// AttrWait is the wait, in seconds, on the ratelimit.wait span event.
-const AttrWait = attribute.Key("ratelimit.wait")
+// attrWait is the wait, in seconds, on the ratelimit.wait span event.
+const attrWait = attribute.Key("ratelimit.wait")
 
 // Runnable is a core.Runnable whose calls each take their cost in tokens
 // from a bucket first. It is safe for concurrent use.
@@ -198,7 +198,7 @@ func (r *Runnable) stream(ctx context.Context, input any, open func() (<-chan an
 }
 
 // Unwrap returns the inner Runnable, so core.NameOf, core.IsIdempotent
-// and retry.CallAttributes see through the limiter.
+// and the call span's attributes see through the limiter.
 func (r *Runnable) Unwrap() core.Runnable { return r.inner }
 
 // take takes a call's cost, which it returns.
@@ -250,7 +250,7 @@ func (r *Runnable) hold(ctx context.Context, wait time.Duration, start time.Time
 // histogram.
 func (r *Runnable) recordWait(ctx context.Context, wait time.Duration) {
 	if span := trace.SpanFromContext(ctx); span.IsRecording() {
-		span.AddEvent("ratelimit.wait", trace.WithAttributes(AttrWait.Float64(wait.Seconds())))
+		span.AddEvent("ratelimit.wait", trace.WithAttributes(attrWait.Float64(wait.Seconds())))
 	}
 	r.waits.Record(ctx, wait.Seconds())
 }

@@ -153,7 +153,7 @@ func (b *batchCall) send(ctx context.Context, n int) (attempt, []any, error) {
 	}
 	a := c.startAttempt(ctx, n, c.cfg.PerAttemptTimeout)
 	if a.span != nil {
-		a.span.SetAttributes(AttrBatchItems.Int(len(sub)))
+		a.span.SetAttributes(attrBatchItems.Int(len(sub)))
 	}
 	outs, err := c.r.inner.Batch(a.ctx, sub, b.opts...)
 	return a, outs, a.result(ctx, err)

@@ -6,6 +6,8 @@ import (
 	"math"
 	"sync/atomic"
 	"time"
+
+	"github.com/steadfast-go/steadfast/internal/budget"
 )
 
 // Budget paces and refuses retries, from the recent results of the
@@ -26,22 +28,6 @@ type Budget interface {
 	// ended: a success, or a retryable failure. Failures that are not
 	// retried, cancellations and rejected outputs are not reported.
 	RecordAttempt(ctx context.Context, n int, success bool)
-}
-
-// A Holder is a Budget that may also hold a call's first attempt back,
-// as AdaptiveBudget does while its provider fails most attempts. The retry
-// layer asks it before the first attempt of each Invoke, Batch (once) and
-// Stream (not of a Resume, which continues a call) and
-// waits as long as it answers, asking again while it says so; it does not
-// wait, and the attempt goes, when the caller's deadline would pass during
-// the wait.
-type Holder interface {
-	Budget
-	// HoldFirst answers how long a first attempt already held for held
-	// waits (0 for none), and whether it asks again after that wait
-	// rather than go. It never refuses: an attempt held for as long as the
-	// budget holds any is answered 0, false.
-	HoldFirst(ctx context.Context, held time.Duration) (wait time.Duration, again bool)
 }
 
 // milli is the fixed-point scale of TokenBudget's tokens.
@@ -118,4 +104,26 @@ func (b *TokenBudget) RecordAttempt(_ context.Context, _ int, success bool) {
 // Tokens returns the tokens currently held.
 func (b *TokenBudget) Tokens() float64 {
 	return float64(b.tokens.Load()) / milli
+}
+
+// RecommendedBudget returns a new budget with the recommended setting. It
+// paces retries by what they achieve, and holds first attempts back while
+// most attempts fail: up to half more load
+// than no retrying while retries succeed, one retry a second when none
+// does, waits of at most a second, and first attempts held back while
+// most attempts fail. bench/ runs it in every storm family (open loop,
+// closed loop, each with every client starting at the same instant) and on
+// providers four times smaller and larger: it succeeds as often as the
+// other Go retry libraries in an overload, or more; it makes fewer attempts
+// than no retrying during a total outage and serves more calls; and a
+// provider that collapsed recovers in a fraction of the time it takes
+// without retries. The cost is a longer tail, as held and paced calls wait
+// their turn. Each call returns a new budget: share the one value among
+// the RetryRunnables that call one provider.
+func RecommendedBudget() Budget {
+	b, err := budget.NewAdaptive(0.5, 1, time.Second)
+	if err != nil {
+		panic(err) // constants
+	}
+	return b
 }

@@ -86,12 +86,12 @@ func (r *RetryRunnable) begin(ctx context.Context, c *call, m method, opts []cor
 	return ctx
 }
 
-// hold holds the call's first attempt as a Holder budget asks. It is
-// called once the call's unwinding is deferred: a Holder that panics is a
-// budget that panics. An AdaptiveBudget that holds nothing costs an
-// atomic load.
+// hold holds the call's first attempt as a budget that holds first
+// attempts asks. It is called once the call's unwinding is deferred: a
+// budget that panics as it holds panics as any budget does. The
+// recommended budget, holding nothing, costs an atomic load.
 func (c *call) hold(ctx context.Context) {
-	if a := c.r.adaptive; a != nil && !a.holding.Load() {
+	if a := c.r.adaptive; a != nil && !a.Holding() {
 		return
 	}
 	if c.r.holder != nil {
@@ -99,7 +99,7 @@ func (c *call) hold(ctx context.Context) {
 	}
 }
 
-// holdFirst waits as long as a Holder budget asks before the call's first
+// holdFirst waits as long as a holding budget asks before the call's first
 // attempt, unless the caller's deadline would pass first; the caller's
 // context ending the wait ends the call before its first attempt.
 func (c *call) holdFirst(ctx context.Context) {
@@ -119,7 +119,7 @@ func (c *call) holdFirst(ctx context.Context) {
 		held += d
 	}
 	if held > 0 && c.recording {
-		c.span.AddEvent(eventHold, trace.WithAttributes(AttrBackoff.Float64(held.Seconds())))
+		c.span.AddEvent(eventHold, trace.WithAttributes(attrBackoff.Float64(held.Seconds())))
 	}
 }
 
@@ -201,10 +201,10 @@ func (c *call) endAttempt(ctx context.Context, a *attempt, err error, d decision
 		return
 	}
 	a.span.SetStatus(codes.Error, err.Error())
-	kv := append(attemptAttr(a.n)[:1:1], attrErrorType.String(errproto.Type(err)), AttrRetryable.Bool(d.retryable),
-		AttrClass.String(errproto.Class(err)))
+	kv := append(attemptAttr(a.n)[:1:1], attrErrorType.String(errproto.Type(err)), attrRetryable.Bool(d.retryable),
+		attrClass.String(errproto.Class(err)))
 	if d.outcome == "" {
-		kv = append(kv, AttrBackoff.Float64(d.delay.Seconds()), AttrBackoffSource.String(d.source.String()))
+		kv = append(kv, attrBackoff.Float64(d.delay.Seconds()), attrBackoffSource.String(d.source.String()))
 	}
 	a.span.SetAttributes(kv...)
 	a.span.End()
@@ -217,7 +217,7 @@ func (c *call) endAttempt(ctx context.Context, a *attempt, err error, d decision
 func (c *call) sleep(ctx context.Context, n int, err error, d decision, items int) Outcome {
 	if c.recording {
 		c.span.AddEvent(eventBackoff, trace.WithAttributes(
-			AttrAttempt.Int(n), AttrBackoff.Float64(d.delay.Seconds())))
+			attrAttempt.Int(n), attrBackoff.Float64(d.delay.Seconds())))
 	}
 	if c.metrics {
 		c.r.tel.backoff.Record(ctx, d.delay.Seconds(), c.attrs.recordOK...)
@@ -324,7 +324,7 @@ func (c *call) record(ctx context.Context, err *Error, extra ...attribute.KeyVal
 	c.stopTimer()
 	etype := errproto.Type(err)
 	if c.metrics {
-		c.r.tel.calls.Add(ctx, 1, c.attrs.with(AttrOutcome.String(string(err.Outcome)), attrErrorType.String(etype)))
+		c.r.tel.calls.Add(ctx, 1, c.attrs.with(attrOutcome.String(string(err.Outcome)), attrErrorType.String(etype)))
 	}
 	if c.span != nil {
 		if c.recording {
@@ -400,7 +400,7 @@ func (c *call) check(ctx context.Context, input, output any) error {
 		return nil
 	}
 	if err := c.cfg.CheckOutput(ctx, input, output); err != nil {
-		return &OutputError{Err: err}
+		return &outputError{Err: err}
 	}
 	return nil
 }

@@ -68,7 +68,7 @@ type RetryConfig struct {
 	RetryIf func(error) bool `json:"-"`
 	// CheckOutput, when set, checks the output of every attempt that
 	// returned no error, given the input that attempt was sent. A non-nil
-	// error makes the attempt a failure: it is wrapped in an *OutputError
+	// error makes the attempt a failure: it is wrapped in an error
 	// (error.type invalid_output, unless the error names its own) and
 	// classified by the usual rules, so Permanent stops at once. A rejected
 	// output neither asks nor charges the Budget: a bad answer is not

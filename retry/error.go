@@ -119,23 +119,23 @@ func (e *permanentError) Error() string   { return e.err.Error() }
 func (e *permanentError) Unwrap() error   { return e.err }
 func (e *permanentError) Retryable() bool { return false }
 
-// OutputError is the failure of an attempt whose output
+// outputError is the failure of an attempt whose output
 // RetryConfig.CheckOutput rejected; Err is the check's error. Its
 // error.type is "invalid_output", unless Err names its own with an
 // ErrorType() method.
-type OutputError struct {
+type outputError struct {
 	Err error
 }
 
 // Error returns "retry: output rejected: " and the check's error.
-func (e *OutputError) Error() string { return "retry: output rejected: " + e.Err.Error() }
+func (e *outputError) Error() string { return "retry: output rejected: " + e.Err.Error() }
 
 // Unwrap returns the check's error.
-func (e *OutputError) Unwrap() error { return e.Err }
+func (e *outputError) Unwrap() error { return e.Err }
 
 // ErrorType names the failure for telemetry: the check error's own
 // error.type, else "invalid_output".
-func (e *OutputError) ErrorType() string {
+func (e *outputError) ErrorType() string {
 	if t, ok := errors.AsType[interface {
 		error
 		ErrorType() string
@@ -148,7 +148,7 @@ func (e *OutputError) ErrorType() string {
 // rejected reports whether err is a rejected output, which the budget
 // does not see.
 func rejected(err error) bool {
-	_, ok := err.(*OutputError)
+	_, ok := err.(*outputError)
 	return ok
 }
 

@@ -10,6 +10,8 @@ import (
 	"time"
 
 	"go.opentelemetry.io/otel/attribute"
+	sdktrace "go.opentelemetry.io/otel/sdk/trace"
+	"go.opentelemetry.io/otel/sdk/trace/tracetest"
 
 	"github.com/steadfast-go/steadfast/core"
 	"github.com/steadfast-go/steadfast/retry"
@@ -132,29 +134,23 @@ func (gpt) CallAttributes() []attribute.KeyValue {
 	return []attribute.KeyValue{attribute.String("gen_ai.request.model", "gpt-5")}
 }
 
-// CallAttributes sees through every decorator that wraps one Runnable
-// (retry, breaker, ratelimit, hedge): they Unwrap to it.
-func ExampleCallAttributes() {
-	r := retry.NewRetryRunnable(gpt{}, retry.RetryConfig{})
-	for _, kv := range retry.CallAttributes(r) {
-		fmt.Println(kv.Key, kv.Value.String())
+// A model's call attributes are on the call span of every call to it,
+// through every decorator that wraps one Runnable (retry, breaker,
+// ratelimit, hedge): they Unwrap to it.
+func ExampleCallAttributer() {
+	rec := tracetest.NewSpanRecorder()
+	tp := sdktrace.NewTracerProvider(sdktrace.WithSpanProcessor(rec))
+	model := gpt{core.RunnableFunc(func(context.Context, any, ...core.Option) (any, error) { return "ok", nil })}
+	r := retry.NewRetryRunnable(model, retry.RetryConfig{}, retry.WithTracerProvider(tp))
+	_, _ = r.Invoke(context.Background(), "q")
+	spans := rec.Ended()
+	call := spans[len(spans)-1] // retry.invoke ends after its attempts
+	for _, kv := range call.Attributes() {
+		if kv.Key == "gen_ai.request.model" {
+			fmt.Println(kv.Key, kv.Value.String())
+		}
 	}
 	// Output: gen_ai.request.model gpt-5
-}
-
-// A Pacing paces retries from counts kept elsewhere, as the fleet module's
-// Budget does with a whole fleet's.
-func ExampleNewPacing() {
-	p, err := retry.NewPacing(0.5, 1, time.Second)
-	if err != nil {
-		panic(err)
-	}
-	// 100 first attempts a second, no retry yet: up to 50 retries a second.
-	rate := p.Rate(100, 0, 0, time.Second)
-	now := time.Now()
-	wait, ok := p.Reserve(now, rate, time.Second)
-	fmt.Println(rate, wait, ok)
-	// Output: 50 0s true
 }
 
 // numbers streams the ints from 1 to 5; its first stream's connection

@@ -102,7 +102,7 @@ func TestCancelDuringTheHold(t *testing.T) {
 	})
 }
 
-// While most recent attempts fail, AdaptiveBudget holds first attempts at
+// While most recent attempts fail, the recommended budget holds first attempts at
 // twice the rate of the successes, each for at most maxWait; while most
 // succeed it holds none.
 func TestAdaptiveHoldsFirstAttemptsWhileMostFail(t *testing.T) {

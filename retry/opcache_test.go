@@ -31,7 +31,7 @@ func TestOperationCacheIsBounded(t *testing.T) {
 	spans := rec.Ended()
 	last := spans[len(spans)-1]
 	for _, kv := range last.Attributes() {
-		if kv.Key == AttrOperation {
+		if kv.Key == attrOperation {
 			if want := fmt.Sprintf("tool-%d", ops-1); kv.Value.AsString() != want {
 				t.Errorf("retry.operation = %q, want %q", kv.Value.AsString(), want)
 			}

@@ -55,11 +55,12 @@ func TestCheckOutputRetriesWithNextInput(t *testing.T) {
 func TestCheckOutputPermanentStops(t *testing.T) {
 	inner := mock.New(mock.OK("truncated answer"))
 	cfg := testConfig()
-	cfg.CheckOutput = func(context.Context, any, any) error { return retry.Permanent(errors.New("truncated")) }
+	truncated := errors.New("truncated")
+	cfg.CheckOutput = func(context.Context, any, any) error { return retry.Permanent(truncated) }
 	_, err := newRetry(t, inner, cfg).Invoke(t.Context(), "q")
 	re := wantOutcome(t, err, retry.OutcomeNotRetryable, 1)
-	if oe, ok := errors.AsType[*retry.OutputError](err); !ok || re.Err != oe {
-		t.Errorf("error = %v, want it to wrap the *retry.OutputError", err)
+	if !errors.Is(re.Err, truncated) || !strings.Contains(re.Err.Error(), "output rejected") {
+		t.Errorf("error = %v, want it to wrap the check's error as a rejected output", err)
 	}
 }
 

@@ -10,6 +10,8 @@ import (
 	"go.opentelemetry.io/otel/attribute"
 
 	"github.com/steadfast-go/steadfast/core"
+	"github.com/steadfast-go/steadfast/internal/budget"
+	"github.com/steadfast-go/steadfast/internal/callspan"
 	"github.com/steadfast-go/steadfast/internal/chain"
 )
 
@@ -52,8 +54,8 @@ type RetryRunnable struct {
 	// never costs a backoff, a budget's token or an attempt.
 	resumer  core.Resumer
 	budget   Budget
-	holder   Holder          // budget, when it may hold first attempts
-	adaptive *AdaptiveBudget // budget, when it is one: its holding is read inline
+	holder   budget.Holder    // budget, when it may hold first attempts
+	adaptive *budget.Adaptive // budget, when it is one: its holding is read inline
 	onRetry  []func(ctx context.Context, ev RetryEvent)
 	logger   *slog.Logger
 	random   func() float64
@@ -126,8 +128,8 @@ func configure(cfg RetryConfig, opts []Option) (*RetryRunnable, error) {
 	if r.random == nil {
 		r.random = rand.Float64
 	}
-	r.holder, _ = o.budget.(Holder)
-	r.adaptive, _ = o.budget.(*AdaptiveBudget)
+	r.holder, _ = o.budget.(budget.Holder)
+	r.adaptive, _ = o.budget.(*budget.Adaptive)
 	if len(o.policies) > 0 {
 		r.policies = make(map[string]*RetryConfig, len(o.policies))
 		for op, p := range o.policies {
@@ -152,7 +154,7 @@ func (r *RetryRunnable) bind(inner core.Runnable) {
 	r.inner = inner
 	r.name = core.NameOf(inner)
 	r.idem, _ = chain.Find[core.Idempotency, core.Runnable](inner)
-	r.callAttrs = CallAttributes(inner)
+	r.callAttrs = callspan.Attributes(inner)
 	if resumer, ok := inner.(core.Resumer); ok && resumer.CanResume(context.Background()) {
 		r.resumer = resumer
 	}
@@ -165,18 +167,8 @@ type CallAttributer interface {
 	CallAttributes() []attribute.KeyValue
 }
 
-// CallAttributes returns the attributes of the first CallAttributer in
-// r's chain (see core.Find), through any decorators that wrap it, or nil.
-// The RetryRunnable reads them once, when it wraps its inner Runnable.
-func CallAttributes(r core.Runnable) []attribute.KeyValue {
-	if ca, ok := chain.Find[CallAttributer, core.Runnable](r); ok {
-		return ca.CallAttributes()
-	}
-	return nil
-}
-
 // Unwrap returns the inner Runnable, so core.NameOf, core.IsIdempotent and
-// CallAttributes see through the retry layer.
+// the call span's attributes (CallAttributer) see through the retry layer.
 func (r *RetryRunnable) Unwrap() core.Runnable { return r.inner }
 
 // policy returns the policy of operation.

@@ -241,7 +241,7 @@ func (s *streamCall) Resume(ctx context.Context, err error, last any) (streams.S
 			s.n++
 			a := s.c.startAttempt(ctx, s.n, 0)
 			if a.span != nil {
-				a.span.SetAttributes(AttrStreamResumed.Bool(true))
+				a.span.SetAttributes(attrStreamResumed.Bool(true))
 			}
 			ch, cancel, rerr := s.createOnce(&a, func(ctx context.Context) (<-chan any, error) {
 				return s.resumer.Resume(ctx, s.input, last, s.opts...)
@@ -267,7 +267,7 @@ func (s *streamCall) Resume(ctx context.Context, err error, last any) (streams.S
 
 // Ended implements streams.Committer: it ends the call.
 func (s *streamCall) Ended(ctx context.Context, r streams.Result) {
-	chunks := AttrStreamChunks.Int(r.Chunks)
+	chunks := attrStreamChunks.Int(r.Chunks)
 	if s.gaveUp != nil { // its last attempt ended with the decision to stop
 		s.c.fail(ctx, s.gaveUp, chunks)
 		return
@@ -301,5 +301,5 @@ func (s *streamCall) Unwound(ctx context.Context, v any, chunks int) (error, boo
 	if v != nil {
 		err = panics.Recovered(v)
 	}
-	return s.c.failUnwound(ctx, err, chunks > 0, AttrStreamChunks.Int(chunks)), true
+	return s.c.failUnwound(ctx, err, chunks > 0, attrStreamChunks.Int(chunks)), true
 }

@@ -20,26 +20,22 @@ import (
 // meter: the retry package's import path.
 const ScopeName = "github.com/steadfast-go/steadfast/retry"
 
-// Version is steadfast's version, the instrumentation scope's version of
-// the tracer and meter.
-const Version = version.Version
-
 // Attribute keys of spans and metrics.
 const (
-	AttrOperation  = attribute.Key("retry.operation")
-	AttrMethod     = attribute.Key("retry.method")
-	AttrMaxRetries = attribute.Key("retry.max_retries")
-	AttrAttempts   = attribute.Key("retry.attempts")
-	AttrOutcome    = attribute.Key("retry.outcome")
-	AttrAttempt    = attribute.Key("retry.attempt")
-	AttrRetryable  = attribute.Key("retry.retryable")
-	// AttrClass is a failed attempt's class of failure (ClassOf).
-	AttrClass         = attribute.Key("retry.class")
-	AttrBackoff       = attribute.Key("retry.backoff")
-	AttrBackoffSource = attribute.Key("retry.backoff.source")
-	AttrBatchItems    = attribute.Key("retry.batch.items")
-	AttrStreamChunks  = attribute.Key("retry.stream.chunks")
-	AttrStreamResumed = attribute.Key("retry.stream.resumed")
+	attrOperation  = attribute.Key("retry.operation")
+	attrMethod     = attribute.Key("retry.method")
+	attrMaxRetries = attribute.Key("retry.max_retries")
+	attrAttempts   = attribute.Key("retry.attempts")
+	attrOutcome    = attribute.Key("retry.outcome")
+	attrAttempt    = attribute.Key("retry.attempt")
+	attrRetryable  = attribute.Key("retry.retryable")
+	// attrClass is a failed attempt's class of failure (ClassOf).
+	attrClass         = attribute.Key("retry.class")
+	attrBackoff       = attribute.Key("retry.backoff")
+	attrBackoffSource = attribute.Key("retry.backoff.source")
+	attrBatchItems    = attribute.Key("retry.batch.items")
+	attrStreamChunks  = attribute.Key("retry.stream.chunks")
+	attrStreamResumed = attribute.Key("retry.stream.resumed")
 )
 
 // attrErrorType is semconv's error.type.
@@ -166,11 +162,11 @@ func (t *telemetry) cachedOpAttrs() int { return int(t.cachedOps.Load()) }
 
 func newOpAttrs(key opKey) *opAttrs {
 	operation, method, maxRetries := key.operation, key.method, key.maxRetries
-	base := []attribute.KeyValue{AttrMethod.String(method.String())}
-	call := []attribute.KeyValue{AttrMaxRetries.Int(maxRetries)}
+	base := []attribute.KeyValue{attrMethod.String(method.String())}
+	call := []attribute.KeyValue{attrMaxRetries.Int(maxRetries)}
 	if operation != "" {
-		base = append(base, AttrOperation.String(operation))
-		call = append(call, AttrOperation.String(operation))
+		base = append(base, attrOperation.String(operation))
+		call = append(call, attrOperation.String(operation))
 	}
 	baseSet := metric.WithAttributeSet(attribute.NewSet(base...))
 	a := &opAttrs{
@@ -179,10 +175,10 @@ func newOpAttrs(key opKey) *opAttrs {
 		base:      base,
 		attemptOK: []metric.AddOption{baseSet},
 		recordOK:  []metric.RecordOption{baseSet},
-		callOK:    []metric.AddOption{metric.WithAttributeSet(attribute.NewSet(append(base[:len(base):len(base)], AttrOutcome.String(string(OutcomeSuccess)))...))},
+		callOK:    []metric.AddOption{metric.WithAttributeSet(attribute.NewSet(append(base[:len(base):len(base)], attrOutcome.String(string(OutcomeSuccess)))...))},
 	}
 	for i := range a.successEnd {
-		a.successEnd[i] = append(call[:len(call):len(call)], AttrAttempts.Int(i+1), AttrOutcome.String(string(OutcomeSuccess)))
+		a.successEnd[i] = append(call[:len(call):len(call)], attrAttempts.Int(i+1), attrOutcome.String(string(OutcomeSuccess)))
 	}
 	return a
 }
@@ -195,7 +191,7 @@ func (a *opAttrs) callEnd(attempts int, outcome Outcome, extra ...attribute.KeyV
 	}
 	kv := make([]attribute.KeyValue, 0, len(a.call)+2+len(extra))
 	kv = append(kv, a.call...)
-	kv = append(kv, AttrAttempts.Int(attempts), AttrOutcome.String(string(outcome)))
+	kv = append(kv, attrAttempts.Int(attempts), attrOutcome.String(string(outcome)))
 	return append(kv, extra...)
 }
 
@@ -203,7 +199,7 @@ func (a *opAttrs) callEnd(attempts int, outcome Outcome, extra ...attribute.KeyV
 // spans, built once.
 var attemptAttrs = func() (kv [8][]attribute.KeyValue) {
 	for i := range kv {
-		kv[i] = []attribute.KeyValue{AttrAttempt.Int(i + 1)}
+		kv[i] = []attribute.KeyValue{attrAttempt.Int(i + 1)}
 	}
 	return kv
 }()
@@ -212,7 +208,7 @@ func attemptAttr(n int) []attribute.KeyValue {
 	if n >= 1 && n <= len(attemptAttrs) {
 		return attemptAttrs[n-1]
 	}
-	return []attribute.KeyValue{AttrAttempt.Int(n)}
+	return []attribute.KeyValue{attrAttempt.Int(n)}
 }
 
 func (a *opAttrs) with(kv ...attribute.KeyValue) metric.MeasurementOption {

@@ -4,6 +4,7 @@ import (
 	"time"
 
 	"github.com/steadfast-go/steadfast/bench"
+	"github.com/steadfast-go/steadfast/internal/budget"
 	sfretry "github.com/steadfast-go/steadfast/retry"
 )
 
@@ -69,15 +70,15 @@ func Contenders(p bench.Policy) []bench.Retrier {
 	}
 }
 
-// AdaptiveSetting is steadfast+adaptive's NewAdaptiveBudget arguments.
+// AdaptiveSetting is steadfast+adaptive's budget.NewAdaptive arguments.
 var AdaptiveSetting = struct {
 	Ratio, MinPerSecond float64
 	MaxWait             time.Duration
 }{0.5, 1, time.Second} // retry.RecommendedBudget's
 
-// Adaptive returns a new AdaptiveBudget of AdaptiveSetting.
+// Adaptive returns a new recommended-algorithm budget of AdaptiveSetting.
 func Adaptive() sfretry.Budget {
-	b, err := sfretry.NewAdaptiveBudget(AdaptiveSetting.Ratio, AdaptiveSetting.MinPerSecond, AdaptiveSetting.MaxWait)
+	b, err := budget.NewAdaptive(AdaptiveSetting.Ratio, AdaptiveSetting.MinPerSecond, AdaptiveSetting.MaxWait)
 	if err != nil {
 		panic(err) // a bad flag
 	}

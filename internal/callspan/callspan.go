@@ -9,6 +9,7 @@ import (
 	"go.opentelemetry.io/otel/trace"
 
 	"github.com/steadfast-go/steadfast/core"
+	"github.com/steadfast-go/steadfast/internal/chain"
 )
 
 // Span is a call's span.
@@ -53,4 +54,15 @@ func (s *Span) EndIfUnwinding() {
 	if v != nil {
 		panic(v)
 	}
+}
+
+// Attributes returns the attributes of the first Runnable in r's chain
+// that knows the attributes of its calls' spans (retry.CallAttributer:
+// the GenAI conventions' gen_ai.provider.name and gen_ai.request.model),
+// through any decorators that wrap it, or nil.
+func Attributes(r core.Runnable) []attribute.KeyValue {
+	if ca, ok := chain.Find[interface{ CallAttributes() []attribute.KeyValue }, core.Runnable](r); ok {
+		return ca.CallAttributes()
+	}
+	return nil
 }

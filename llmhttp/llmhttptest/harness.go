@@ -6,6 +6,7 @@ import (
 	"testing"
 	"time"
 
+	"go.opentelemetry.io/otel/attribute"
 	"go.opentelemetry.io/otel/metric/noop"
 	sdktrace "go.opentelemetry.io/otel/sdk/trace"
 	"go.opentelemetry.io/otel/sdk/trace/tracetest"
@@ -49,7 +50,7 @@ func NewHarness(t *testing.T, newRunnable func(*http.Client) core.Runnable, scri
 			}
 			n := 1
 			for _, kv := range s.Attributes() {
-				if kv.Key == retry.AttrBatchItems {
+				if kv.Key == attribute.Key("retry.batch.items") {
 					n = int(kv.Value.AsInt64())
 				}
 			}

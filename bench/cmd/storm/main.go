@@ -101,7 +101,7 @@ func run(ctx context.Context, w io.Writer, seed uint64, quick bool, size float64
 	mw := io.MultiWriter(w, &report)
 	fmt.Fprintf(mw, "# provider size %v\n\nseed %d; open-loop policy: %d attempts, %v doubling to %v, jitter %.0f%%; open-loop provider capacity %.0f/s\n",
 		size, seed, storm.Policy.Attempts, storm.Policy.Initial, storm.Policy.Max, storm.Policy.Jitter*100, storm.Capacity*size)
-	fmt.Fprintf(mw, "steadfast+adaptive: NewAdaptiveBudget(%v, %v, %v); steadfast+budget: NewTokenBudget(%v, %v); failsafe-go+budget: WithMaxRate(%v)\n",
+	fmt.Fprintf(mw, "steadfast+adaptive: budget.NewAdaptive(%v, %v, %v); steadfast+budget: NewTokenBudget(%v, %v); failsafe-go+budget: WithMaxRate(%v)\n",
 		storm.AdaptiveSetting.Ratio, storm.AdaptiveSetting.MinPerSecond, storm.AdaptiveSetting.MaxWait,
 		storm.Budget.Tokens, storm.Budget.Ratio, storm.FailsafeBudgetRate)
 	for _, family := range storms(size) {

@@ -1,4 +1,4 @@
-package retry
+package budget
 
 import (
 	"context"
@@ -13,7 +13,7 @@ import (
 func TestHeldCallIsReleasedWhenTheHoldEnds(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		ctx := context.Background()
-		b, err := NewAdaptiveBudget(0.5, 1, time.Second)
+		b, err := NewAdaptive(0.5, 1, time.Second)
 		if err != nil {
 			t.Fatal(err)
 		}

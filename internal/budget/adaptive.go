@@ -1,4 +1,8 @@
-package retry
+// Package budget holds the recommended retry budget's algorithm: the
+// in-process budget (Adaptive) that retry.RecommendedBudget returns, and
+// its arithmetic (Pacing), which the fleet module runs on a whole fleet's
+// counts.
+package budget
 
 import (
 	"context"
@@ -10,7 +14,7 @@ import (
 	"time"
 )
 
-// AdaptiveBudget paces retries by what they achieve, and holds first
+// Adaptive paces retries by what they achieve, and holds first
 // attempts back while the provider fails most of them. Retries are drawn
 // from a token bucket whose rate follows the recent rate of first attempts:
 // Ratio of it while retries succeed, falling with the share of recent
@@ -42,7 +46,7 @@ import (
 // one atomic load; the rates are worked out when a retry asks, over the
 // last second. It is safe for concurrent use; share one among the
 // RetryRunnables that call one provider.
-type AdaptiveBudget struct {
+type Adaptive struct {
 	firsts, firstFail, retries, retryOK atomic.Int64 // attempts recorded, in all
 	// arrived counts the calls that were held when they came, released
 	// those that went after being held: the calls that came, held or
@@ -59,7 +63,7 @@ type AdaptiveBudget struct {
 	heldSince time.Time
 }
 
-// The window over which AdaptiveBudget measures: a snapshot of the counts
+// The window over which Adaptive measures: a snapshot of the counts
 // every tenth of it.
 const (
 	adaptiveWindow = time.Second
@@ -102,19 +106,19 @@ func (c counts) sub(o counts) counts {
 		arrived: c.arrived - o.arrived, released: c.released - o.released}
 }
 
-// NewAdaptiveBudget returns an AdaptiveBudget. ratio, in (0, 1], is the
+// NewAdaptive returns an Adaptive. ratio, in (0, 1], is the
 // most retries per first attempt, reached while retries succeed: 0.2 means
 // at most 20 % more load than no retrying. minPerSecond, at least 0, is
 // the rate left when no retry succeeds (and the rate of a client too quiet
 // to measure). maxWait, positive, is the longest a retry waits for its
 // token, and a held first attempt for its turn. It reports an error naming
 // the first bad argument.
-func NewAdaptiveBudget(ratio, minPerSecond float64, maxWait time.Duration) (*AdaptiveBudget, error) {
-	p, err := newPacing("NewAdaptiveBudget", ratio, minPerSecond, maxWait)
+func NewAdaptive(ratio, minPerSecond float64, maxWait time.Duration) (*Adaptive, error) {
+	p, err := newPacing("NewAdaptive", ratio, minPerSecond, maxWait)
 	if err != nil {
 		return nil, err
 	}
-	b := &AdaptiveBudget{pace: p}
+	b := &Adaptive{pace: p}
 	for i := range b.snaps {
 		// Stale from the start: what comes before the first snapshot came
 		// at times unknown (see since).
@@ -123,9 +127,13 @@ func NewAdaptiveBudget(ratio, minPerSecond float64, maxWait time.Duration) (*Ada
 	return b, nil
 }
 
+// Holding reports whether first attempts are held now: one atomic load,
+// which the retry layer reads before it asks HoldFirst.
+func (b *Adaptive) Holding() bool { return b.holding.Load() }
+
 // RecordAttempt counts attempt n's result: first attempts set the pace,
 // retries' successes scale it, and failures may hold first attempts.
-func (b *AdaptiveBudget) RecordAttempt(_ context.Context, n int, success bool) {
+func (b *Adaptive) RecordAttempt(_ context.Context, n int, success bool) {
 	if n <= 1 {
 		if b.firsts.Add(1)%tickEvery == 0 {
 			b.tick(false)
@@ -158,7 +166,7 @@ const (
 // tick takes a snapshot when one is due and, when decide is set, decides
 // whether first attempts are held, unless another goroutine holds the
 // lock: a first attempt never waits on it.
-func (b *AdaptiveBudget) tick(decide bool) {
+func (b *Adaptive) tick(decide bool) {
 	if !b.mu.TryLock() {
 		return
 	}
@@ -173,7 +181,7 @@ func (b *AdaptiveBudget) tick(decide bool) {
 
 // ReserveRetry takes a retry's token: the wait until it is due, or false
 // when that would be longer than maxWait or the budget's own.
-func (b *AdaptiveBudget) ReserveRetry(_ context.Context, maxWait time.Duration) (time.Duration, bool) {
+func (b *Adaptive) ReserveRetry(_ context.Context, maxWait time.Duration) (time.Duration, bool) {
 	now := time.Now()
 	b.mu.Lock()
 	defer b.mu.Unlock()
@@ -192,7 +200,7 @@ func (b *AdaptiveBudget) ReserveRetry(_ context.Context, maxWait time.Duration) 
 // of a second or so until its turn is near, for at most the budget's
 // MaxWait in all, and then goes. While nothing is held it costs one
 // atomic load.
-func (b *AdaptiveBudget) HoldFirst(_ context.Context, held time.Duration) (wait time.Duration, again bool) {
+func (b *Adaptive) HoldFirst(_ context.Context, held time.Duration) (wait time.Duration, again bool) {
 	if !b.holding.Load() {
 		b.countHeld(held, 0, false)
 		return 0, false
@@ -211,7 +219,7 @@ func (b *AdaptiveBudget) HoldFirst(_ context.Context, held time.Duration) (wait 
 // is a wait) and its release (the answer that lets it go, once it was
 // held), whatever path the answer took: the calls that came are the first
 // attempts made, less those released, plus those that came held.
-func (b *AdaptiveBudget) countHeld(held, wait time.Duration, again bool) {
+func (b *Adaptive) countHeld(held, wait time.Duration, again bool) {
 	if held == 0 && (wait > 0 || again) {
 		b.arrived.Add(1)
 	}
@@ -221,7 +229,7 @@ func (b *AdaptiveBudget) countHeld(held, wait time.Duration, again bool) {
 }
 
 // Rate returns the retries a second the budget allows now.
-func (b *AdaptiveBudget) Rate() float64 {
+func (b *Adaptive) Rate() float64 {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	rate, _ := b.rates(time.Now())
@@ -232,7 +240,7 @@ func (b *AdaptiveBudget) Rate() float64 {
 // over the window, and the rate first attempts are held to over the last
 // tenth to fifth of it (0: not held), which it publishes for HoldFirst. It
 // runs under b.mu.
-func (b *AdaptiveBudget) rates(now time.Time) (retry, hold float64) {
+func (b *Adaptive) rates(now time.Time) (retry, hold float64) {
 	cur := b.snapshot(now)
 	w, span := b.since(now, cur, adaptiveWindow)
 	s, sspan := b.since(now, cur, adaptiveSlot)
@@ -274,7 +282,7 @@ const sustainedHold = adaptiveWindow / 2
 // shows at once; a small one's (a few slots, a few dozen calls a second)
 // take longer to, and a fixed tenth of a second would never see a quorum
 // fail there, nor hold anything back. It runs under b.mu.
-func (b *AdaptiveBudget) holdSpan(now time.Time, cur, s counts, sspan time.Duration, w counts) (counts, time.Duration) {
+func (b *Adaptive) holdSpan(now time.Time, cur, s counts, sspan time.Duration, w counts) (counts, time.Duration) {
 	if s.failed() >= adaptiveQuorum || w.failed() < adaptiveQuorum {
 		return s, sspan
 	}
@@ -288,7 +296,7 @@ func (b *AdaptiveBudget) holdSpan(now time.Time, cur, s counts, sspan time.Durat
 
 // snapshot returns the counts now, which it keeps as a snapshot when one
 // is due. It runs under b.mu.
-func (b *AdaptiveBudget) snapshot(now time.Time) counts {
+func (b *Adaptive) snapshot(now time.Time) counts {
 	cur := counts{at: now, firsts: b.firsts.Load(), firstFail: b.firstFail.Load(),
 		retries: b.retries.Load(), retryOK: b.retryOK.Load(),
 		arrived: b.arrived.Load(), released: b.released.Load()}
@@ -310,7 +318,7 @@ func (b *AdaptiveBudget) snapshot(now time.Time) counts {
 // spell, which would read them as a trickle. Otherwise the span is at
 // least d, so that a few attempts are not read as a high rate. It runs
 // under b.mu.
-func (b *AdaptiveBudget) since(now time.Time, cur counts, d time.Duration) (counts, time.Duration) {
+func (b *Adaptive) since(now time.Time, cur counts, d time.Duration) (counts, time.Duration) {
 	from := b.snaps[b.next]
 	after := now // the first snapshot after from
 	for i := range adaptiveSnaps {
@@ -328,7 +336,7 @@ func (b *AdaptiveBudget) since(now time.Time, cur counts, d time.Duration) (coun
 	return c, max(now.Sub(from.at), d)
 }
 
-// Pacing is the arithmetic of AdaptiveBudget, for a Budget that counts the
+// Pacing is the arithmetic of Adaptive, for a Budget that counts the
 // attempts elsewhere (the fleet module's counts a whole fleet's, in
 // Redis): the rate at which retries may go, from the attempts of a window,
 // and the token bucket that paces them at that rate. It is not safe for
@@ -343,8 +351,8 @@ type Pacing struct {
 	heldLast       time.Time // when held was last refilled
 }
 
-// NewPacing returns a Pacing with NewAdaptiveBudget's setting, which it
-// checks as NewAdaptiveBudget does.
+// NewPacing returns a Pacing with NewAdaptive's setting, which it
+// checks as NewAdaptive does.
 func NewPacing(ratio, minPerSecond float64, maxWait time.Duration) (*Pacing, error) {
 	return newPacing("NewPacing", ratio, minPerSecond, maxWait)
 }
@@ -469,23 +477,17 @@ func (p *Pacing) refillHeld(now time.Time, rate float64) {
 	p.heldLast = now
 }
 
-// RecommendedBudget returns a new AdaptiveBudget with the recommended
-// setting, NewAdaptiveBudget(0.5, 1, time.Second): up to half more load
-// than no retrying while retries succeed, one retry a second when none
-// does, waits of at most a second, and first attempts held back while
-// most attempts fail. bench/ runs it in every storm family (open loop,
-// closed loop, each with every client starting at the same instant) and on
-// providers four times smaller and larger: it succeeds as often as the
-// other Go retry libraries in an overload, or more; it makes fewer attempts
-// than no retrying during a total outage and serves more calls; and a
-// provider that collapsed recovers in a fraction of the time it takes
-// without retries. The cost is a longer tail, as held and paced calls wait
-// their turn. Each call returns a new budget: share the one value among
-// the RetryRunnables that call one provider.
-func RecommendedBudget() Budget {
-	b, err := NewAdaptiveBudget(0.5, 1, time.Second)
-	if err != nil {
-		panic(err) // constants
-	}
-	return b
+// A Holder is a budget that may also hold a call's first attempt back, as
+// Adaptive does while its provider fails most attempts, and the fleet
+// module's Budget does. The retry layer asks it before the first attempt
+// of each Invoke, Batch (once) and Stream (not of a Resume, which
+// continues a call) and waits as long as it answers, asking again while it
+// says so; it does not wait, and the attempt goes, when the caller's
+// deadline would pass during the wait.
+type Holder interface {
+	// HoldFirst answers how long a first attempt already held for held
+	// waits (0 for none), and whether it asks again after that wait
+	// rather than go. It never refuses: an attempt held for as long as the
+	// budget holds any is answered 0, false.
+	HoldFirst(ctx context.Context, held time.Duration) (wait time.Duration, again bool)
 }

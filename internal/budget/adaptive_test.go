@@ -1,0 +1,147 @@
+package budget_test
+
+import (
+	"context"
+	"sync"
+	"testing"
+	"testing/synctest"
+	"time"
+
+	"github.com/steadfast-go/steadfast/internal/budget"
+)
+
+func newAdaptive(t *testing.T, ratio, minRate float64, maxWait time.Duration) *budget.Adaptive {
+	t.Helper()
+	b, err := budget.NewAdaptive(ratio, minRate, maxWait)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b
+}
+
+// feed records n first attempts and, of retries, ok successes and bad
+// failures, spread over d.
+func feed(ctx context.Context, b *budget.Adaptive, d time.Duration, firsts, ok, bad int) {
+	step := d / time.Duration(firsts)
+	for i := range firsts {
+		b.RecordAttempt(ctx, 1, true)
+		if i < ok {
+			b.RecordAttempt(ctx, 2, true)
+		}
+		if i < bad {
+			b.RecordAttempt(ctx, 2, false)
+		}
+		time.Sleep(step)
+	}
+}
+
+// While retries succeed, the rate is ratio of the first attempts'; as they
+// fail it falls with their success share, to minPerSecond when none does.
+func TestAdaptiveRateFollowsWhatRetriesAchieve(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		ctx := t.Context()
+		b := newAdaptive(t, 0.2, 2, time.Second)
+		// A second to warm up: in its first, a budget reads the attempts
+		// made before its first snapshot as come at once (a herd's).
+		feed(ctx, b, time.Second, 1000, 100, 0)
+		feed(ctx, b, time.Second, 1000, 100, 0) // 1000 first attempts/s, retries all succeed
+		if got := b.Rate(); got < 190 || got > 210 {
+			t.Errorf("Rate() = %.1f with working retries, want about 0.2 × 1000/s = 200", got)
+		}
+		feed(ctx, b, time.Second, 1000, 50, 50) // half the retries fail
+		if got := b.Rate(); got < 90 || got > 110 {
+			t.Errorf("Rate() = %.1f with half the retries failing, want about 100", got)
+		}
+		feed(ctx, b, time.Second, 1000, 0, 100) // an outage: every retry fails
+		if got := b.Rate(); got != 2 {
+			t.Errorf("Rate() = %.1f when no retry works, want minPerSecond, 2", got)
+		}
+	})
+}
+
+// Once the window has forgotten an outage's failed retries, the rate stays
+// at the floor until retries succeed again; then each success lifts it,
+// and a quorum of them restores the full rate.
+func TestAdaptiveRemembersUntilRetriesSpeak(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		ctx := t.Context()
+		b := newAdaptive(t, 0.2, 2, time.Second)
+		feed(ctx, b, time.Second, 1000, 0, 100) // an outage: every retry fails
+		feed(ctx, b, 2*time.Second, 2000, 0, 0) // no retry for two seconds
+		if got := b.Rate(); got != 2 {
+			t.Errorf("Rate() = %.1f with the failures out of the window, want the floor, 2", got)
+		}
+		feed(ctx, b, time.Second, 1000, 5, 0) // the provider is back: 5 retries succeed
+		if got := b.Rate(); got < 90 || got > 110 {
+			t.Errorf("Rate() = %.1f after 5 retries succeeded, want about half of 200", got)
+		}
+		feed(ctx, b, time.Second, 1000, 20, 0)
+		if got := b.Rate(); got < 190 || got > 210 {
+			t.Errorf("Rate() = %.1f after a quorum succeeded, want about 200", got)
+		}
+	})
+}
+
+// A retry past the bucket's tokens waits its turn, up to maxWait; beyond
+// it, it is refused.
+func TestAdaptivePacesThenRefuses(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		ctx := t.Context()
+		b := newAdaptive(t, 1, 10, 500*time.Millisecond) // a quiet client: 10 retries/s, a bucket of 1
+		if wait, ok := b.ReserveRetry(ctx, time.Hour); !ok || wait != 0 {
+			t.Fatalf("first ReserveRetry() = %v, %v, want at once", wait, ok)
+		}
+		var waits []time.Duration
+		for {
+			wait, ok := b.ReserveRetry(ctx, time.Hour)
+			if !ok {
+				break
+			}
+			waits = append(waits, wait)
+		}
+		if len(waits) != 5 || waits[0] != 100*time.Millisecond || waits[4] != 500*time.Millisecond {
+			t.Errorf("waits = %v, want 100ms apart up to the 500ms maxWait", waits)
+		}
+		if allowNow(b, ctx) {
+			t.Error("ReserveRetry(0) ok with every token reserved")
+		}
+		time.Sleep(700 * time.Millisecond)
+		if !allowNow(b, ctx) {
+			t.Error("ReserveRetry(0) refused after the reserved turns passed")
+		}
+	})
+}
+
+func TestAdaptiveConcurrent(t *testing.T) {
+	b := newAdaptive(t, 0.5, 100, 10*time.Millisecond)
+	var wg sync.WaitGroup
+	for range 8 {
+		wg.Go(func() {
+			for i := range 2000 {
+				b.RecordAttempt(t.Context(), 1+i%2, i%3 != 0)
+				b.ReserveRetry(t.Context(), time.Hour)
+			}
+		})
+	}
+	wg.Wait()
+	if got := b.Rate(); got <= 0 {
+		t.Errorf("Rate() = %v, want positive", got)
+	}
+}
+
+func TestNewAdaptiveRejectsBadArguments(t *testing.T) {
+	for _, args := range []struct {
+		ratio, min float64
+		wait       time.Duration
+	}{{0, 1, time.Second}, {1.5, 1, time.Second}, {0.2, -1, time.Second}, {0.2, 1, 0}} {
+		if _, err := budget.NewAdaptive(args.ratio, args.min, args.wait); err == nil {
+			t.Errorf("NewAdaptive(%v, %v, %v) error = nil", args.ratio, args.min, args.wait)
+		}
+	}
+}
+
+// allowNow asks b for a retry that may not wait.
+func allowNow(b *budget.Adaptive, ctx context.Context) bool {
+	_, ok := b.ReserveRetry(ctx, 0)
+	return ok
+}

@@ -7,13 +7,13 @@ import (
 	"strconv"
 	"time"
 
+	"github.com/steadfast-go/steadfast/internal/pace"
 	"github.com/steadfast-go/steadfast/llmhttp"
-	"github.com/steadfast-go/steadfast/ratelimit"
 )
 
-var _ ratelimit.HeaderPacer = (*Limiter)(nil)
+var _ pace.Shared = (*Limiter)(nil)
 
-// ReserveHeaders implements ratelimit.HeaderPacer: the fleet's calls are
+// ReserveHeaders implements the header pacing a ratelimit Runnable asks of its Backend: the fleet's calls are
 // counted in Redis (under the Limiter's key and ":headers") against what
 // the provider's rate-limit headers say, from the answers every replica
 // receives, so that the replicas together send no more than the provider

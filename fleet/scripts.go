@@ -80,7 +80,7 @@ return {sums.f, sums.r, sums.ok, redis.call('ZCARD', KEYS[2])}
 `)
 
 // headers is a Limiter's count of the fleet's calls against what the
-// provider's rate-limit headers say: llmhttp.HeaderPace's algorithm, kept
+// provider's rate-limit headers say: the algorithm of the root module's internal/pace, kept
 // in one hash (KEYS[1]) for every process, with times in milliseconds on
 // Redis's clock. For the requests (fields "r.*") and the tokens ("t.*"),
 // it holds the answer it counts from (rem: what was left, limit, reset,

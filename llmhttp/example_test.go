@@ -4,35 +4,20 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
-	"time"
 
 	"github.com/steadfast-go/steadfast/llmhttp"
 )
 
-func ExampleRetryAfter() {
+// An adapter turns an SDK's error into an APIError, says what its
+// provider's code means (here a revoked key: Dead), and returns what
+// Classify makes of it with the response's headers and message.
+func ExampleClassify() {
+	sdkErr := errors.New("401 invalid_api_key")
 	h := http.Header{}
-	h.Set("Retry-After", "2")
-	d, ok := llmhttp.RetryAfter(h, time.Now())
-	fmt.Println(d, ok)
-	h.Set("retry-after-ms", "150") // preferred when both are sent
-	d, ok = llmhttp.RetryAfter(h, time.Now())
-	fmt.Println(d, ok)
-	// Output:
-	// 2s true
-	// 150ms true
-}
-
-// An adapter turns an SDK's error into an APIError, and into a Verdict
-// when the provider said whether to retry.
-func ExampleVerdict() {
-	sdkErr := errors.New("429 insufficient_quota")
-	h := http.Header{}
-	h.Set("x-should-retry", "false")
-	var err error = &llmhttp.APIError{Status: 429, Code: "insufficient_quota", Err: sdkErr}
-	if retry, ok := llmhttp.ShouldRetry(h); ok {
-		err = &llmhttp.Verdict{APIError: err.(*llmhttp.APIError), Retry: retry}
-	}
+	h.Set("retry-after-ms", "150")
+	a := &llmhttp.APIError{Status: 401, Code: "invalid_api_key", Err: sdkErr, Dead: true}
+	err := llmhttp.Classify(a, h, "Incorrect API key provided")
 	var v interface{ Retryable() bool }
-	fmt.Println(errors.As(err, &v), v.Retryable(), errors.Is(err, sdkErr))
-	// Output: true false true
+	fmt.Println(errors.As(err, &v), v.Retryable(), errors.Is(err, sdkErr), a.RetryAfter(), a.CannotServe())
+	// Output: true false true 150ms true
 }

@@ -2,6 +2,7 @@ package llmhttp
 
 import (
 	"math"
+	"net/http"
 	"regexp"
 	"strconv"
 	"strings"
@@ -15,29 +16,29 @@ var hintPattern = regexp.MustCompile(`(?i)\b(?:try again|retry)\s+(?:in|after)\s
 // hintPart is one number and unit of a hint.
 var hintPart = regexp.MustCompile(`(?i)(\d+(?:\.\d+)?)\s*(ms|milliseconds?|seconds?|secs?|s|minutes?|mins?|m|hours?|h|days?|d)`)
 
-// BodyHint reads a wait that an error's message asks for, as OpenAI's
+// bodyHint reads a wait that an error's message asks for, as OpenAI's
 // rate-limit messages do when no Retry-After header came ("Please try
-// again in 2.192s"). It returns the wait and true; permanent is set when
-// the wait is a day or more (a quota that resets in days is not worth
-// waiting for: no retry helps). A message without such a wait, or with a
-// malformed one, gives no hint.
-func BodyHint(message string) (wait time.Duration, permanent, ok bool) {
+// again in 2.192s"). A message without such a wait, or with a malformed
+// one, gives no hint. A long wait is a hint like any other: the retry
+// layer's MaxRetryAfter decides whether it is worth waiting
+// (retry_after_too_long), as for a header's.
+func bodyHint(message string) (wait time.Duration, ok bool) {
 	m := hintPattern.FindStringSubmatch(message)
 	if m == nil {
-		return 0, false, false
+		return 0, false
 	}
 	var total float64 // seconds
 	for _, part := range hintPart.FindAllStringSubmatch(m[1], -1) {
 		n, err := strconv.ParseFloat(part[1], 64)
 		if err != nil || math.IsInf(n, 0) || math.IsNaN(n) {
-			return 0, false, false
+			return 0, false
 		}
 		total += n * unitSeconds(strings.ToLower(part[2]))
 	}
-	if total >= (24 * time.Hour).Seconds() {
-		return 0, true, true
+	if total >= float64(math.MaxInt64)/float64(time.Second) {
+		return time.Duration(math.MaxInt64), true
 	}
-	return time.Duration(total * float64(time.Second)), false, true
+	return time.Duration(total * float64(time.Second)), true
 }
 
 func unitSeconds(unit string) float64 {
@@ -54,20 +55,60 @@ func unitSeconds(unit string) float64 {
 	return 1 // s, sec, second(s)
 }
 
-// WithBodyHint gives a 429 without a header's hint the hint its message
-// carries (BodyHint): a wait becomes its RetryAfter; a wait of days makes
-// it permanent. Any other error is returned as it is.
-func WithBodyHint(a *APIError, message string) error {
-	if a.Status != 429 || a.After > 0 {
-		return a
+// Classify returns a, an error an adapter built from a provider's
+// answer, as the retry layer should read it, with what the answer said:
+// h are its headers (nil for an error event inside a stream) and message
+// its error message. In order:
+//
+//   - an x-should-retry header is the server's own verdict;
+//   - a.Permanent or a.Dead: not retryable;
+//   - a 429 that no wait fixes is not retryable (see permanentRateLimit);
+//   - the server's hint, from retry-after-ms, else Retry-After, else, for
+//     a 429 whose headers gave none, a wait in its message ("Please try
+//     again in 2.192s"), becomes a.After unless the adapter set one.
+//
+// A hint is never a verdict: however long, it is left to the retry
+// layer's MaxRetryAfter (outcome retry_after_too_long).
+func Classify(a *APIError, h http.Header, message string) error {
+	if a.After == 0 {
+		a.After, _ = retryAfter(h, time.Now())
 	}
-	wait, permanent, ok := BodyHint(message)
-	switch {
-	case !ok:
-		return a
-	case permanent:
-		return &Verdict{APIError: a, Retry: false}
+	if a.After == 0 && a.Status == http.StatusTooManyRequests {
+		a.After, _ = bodyHint(message)
 	}
-	a.After = wait
+	if retry, ok := shouldRetry(h); ok {
+		return &verdict{APIError: a, retry: retry}
+	}
+	if a.Permanent || a.Dead || permanentRateLimit(a, message) {
+		return &verdict{APIError: a}
+	}
 	return a
+}
+
+// permanentRateLimit reports a 429 that no retry fixes; none yet beyond
+// the adapter's own codes.
+func permanentRateLimit(*APIError, string) bool { return false }
+
+// verdict is an APIError whose retryability the provider decided.
+type verdict struct {
+	*APIError
+	retry bool
+}
+
+// Retryable reports the provider's verdict (retry rule 2).
+func (v *verdict) Retryable() bool { return v.retry }
+
+// Unwrap returns the APIError.
+func (v *verdict) Unwrap() error { return v.APIError }
+
+// shouldRetry reads the x-should-retry header: its verdict, and whether
+// the server sent one.
+func shouldRetry(h http.Header) (retry, ok bool) {
+	switch h.Get("x-should-retry") {
+	case "true":
+		return true, true
+	case "false":
+		return false, true
+	}
+	return false, false
 }

@@ -1,12 +1,22 @@
 // Package llmhttp is for writing an LLM provider adapter: a Runnable over
-// an HTTP SDK (the modules under providers/ are built on it). It holds the
-// error an adapter hands to the retry layer (APIError, with a Verdict when
-// the provider decided retryability), the server's retry hints read from
-// response headers (RetryAfter, ShouldRetry), and the pump from an SDK
-// stream iterator to a core stream channel (Pump), with the commit held
-// until the first event with content. It depends on no SDK, and of
-// steadfast on core only: the retry layer reads its errors through the
-// methods they implement (StatusCode, RetryAfter, Retryable, ErrorType).
+// an HTTP SDK (the modules under providers/ are built on it). It holds:
+//
+//   - the error an adapter hands to the retry layer: APIError, read as the
+//     retry layer reads every error (StatusCode, RetryAfter, ErrorType,
+//     CannotServe), and Classify, which adds what the response said
+//     (Retry-After, retry-after-ms, x-should-retry, a wait in the
+//     message) and the provider's verdict;
+//   - AnswerError, an answer that came back but is no use (truncated,
+//     filtered, empty);
+//   - Pump, from an SDK's stream iterator to a core stream channel, with
+//     the commit held until the first event with content;
+//   - Response, the usage and finish reasons put on the attempt's span;
+//   - RateLimits and RateLimitTracker, what a response's headers say of
+//     the provider's limits, by which the ratelimit and pool packages pace
+//     calls before the provider answers 429 (a Runnable that reports them
+//     implements RateLimited).
+//
+// It depends on no SDK, and of steadfast on core only.
 //
 // Its subpackage llmhttptest is a scripted in-memory server to test such
 // an adapter through its real SDK client.
@@ -26,11 +36,24 @@ import (
 // APIError is a provider's error as the retry layer reads it: a status
 // code, the server's Retry-After hint and the provider's error code. It
 // wraps the SDK's error, which errors.As still finds.
+//
+// An adapter builds one from the SDK's error, sets Permanent or Dead when
+// the provider's error code says so, and returns what Classify makes of
+// it.
 type APIError struct {
 	Status int           // the HTTP status; 0 for an error event inside a stream
 	Code   string        // the provider's error code or type, "" if none
 	After  time.Duration // the server's hint; 0 if none
 	Err    error         // the SDK's error
+	// Permanent says the provider's code means no retry fixes the call
+	// (a prompt longer than the context window, an invalid request);
+	// Classify turns it into the verdict Retryable() false.
+	Permanent bool
+	// Dead says the key or account that answered cannot serve any
+	// request now (a revoked key, an exhausted quota, billing): a pool
+	// takes that deployment out of rotation (CannotServe). It implies
+	// Permanent.
+	Dead bool
 }
 
 // Error is the SDK's message, followed by the provider's error code in
@@ -57,37 +80,14 @@ func (e *APIError) RetryAfter() time.Duration { return e.After }
 // lets the retry layer fall back to the status code.
 func (e *APIError) ErrorType() string { return e.Code }
 
-// Verdict is an APIError whose retryability the provider decided: an
-// x-should-retry header, or an error code that no retry fixes (an exhausted
-// quota, a prompt longer than the context window). Other errors carry no
-// verdict and are left to the retry layer's status rules.
-type Verdict struct {
-	*APIError
-	Retry bool
-}
+// CannotServe reports Dead: the deployment that answered cannot serve any
+// request, whatever the request, so a pool routes around it.
+func (e *APIError) CannotServe() bool { return e.Dead }
 
-// Retryable reports the provider's verdict (retry rule 2).
-func (v *Verdict) Retryable() bool { return v.Retry }
-
-// Unwrap returns the APIError.
-func (v *Verdict) Unwrap() error { return v.APIError }
-
-// ShouldRetry reads the x-should-retry header: its verdict, and whether
-// the server sent one.
-func ShouldRetry(h http.Header) (retry, ok bool) {
-	switch h.Get("x-should-retry") {
-	case "true":
-		return true, true
-	case "false":
-		return false, true
-	}
-	return false, false
-}
-
-// RetryAfter reads the server's hint from retry-after-ms (milliseconds),
+// retryAfter reads the server's hint from retry-after-ms (milliseconds),
 // else Retry-After (seconds, or an HTTP date). Malformed, negative or
 // non-finite values are no hint.
-func RetryAfter(h http.Header, now time.Time) (time.Duration, bool) {
+func retryAfter(h http.Header, now time.Time) (time.Duration, bool) {
 	if v := strings.TrimSpace(h.Get("retry-after-ms")); v != "" {
 		if d, ok := duration(v, time.Millisecond); ok {
 			return d, true

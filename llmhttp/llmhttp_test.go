@@ -40,7 +40,7 @@ func TestRetryAfter(t *testing.T) {
 		for k, v := range tc.header {
 			h.Set(k, v)
 		}
-		got, ok := RetryAfter(h, now)
+		got, ok := retryAfter(h, now)
 		if got != tc.want || ok != tc.ok {
 			t.Errorf("RetryAfter(%v) = %v, %v, want %v, %v", tc.header, got, ok, tc.want, tc.ok)
 		}
@@ -53,7 +53,7 @@ func TestShouldRetry(t *testing.T) {
 		if v != "" {
 			h.Set("x-should-retry", v)
 		}
-		if r, ok := ShouldRetry(h); r != want[0] || ok != want[1] {
+		if r, ok := shouldRetry(h); r != want[0] || ok != want[1] {
 			t.Errorf("ShouldRetry(%q) = %v, %v, want %v, %v", v, r, ok, want[0], want[1])
 		}
 	}
@@ -61,7 +61,13 @@ func TestShouldRetry(t *testing.T) {
 
 func TestVerdictUnwraps(t *testing.T) {
 	sdk := errors.New("sdk error")
-	var err error = &Verdict{APIError: &APIError{Status: 429, Code: "insufficient_quota", Err: sdk}, Retry: false}
+	err := Classify(&APIError{Status: 429, Code: "insufficient_quota", Err: sdk, Dead: true}, nil, "")
+	if v, ok := errors.AsType[interface {
+		error
+		Retryable() bool
+	}](err); !ok || v.Retryable() {
+		t.Error("a dead key's error: want the verdict Retryable() false")
+	}
 	if !errors.Is(err, sdk) {
 		t.Error("errors.Is(verdict, sdk error) = false")
 	}

@@ -30,12 +30,12 @@ type Limit struct {
 	Reset     time.Time // zero when not sent
 }
 
-// Any reports whether any limit is known.
-func (r RateLimits) Any() bool {
+// any reports whether any limit is known.
+func (r RateLimits) any() bool {
 	return r.Requests.Known || r.Tokens.Known || r.InputTokens.Known || r.OutputTokens.Known
 }
 
-// ParseRateLimits reads the limits in h, a response's headers received at
+// parseRateLimits reads the limits in h, a response's headers received at
 // now: OpenAI's x-ratelimit-{limit,remaining,reset}-{requests,tokens}
 // (resets as durations: "1s", "6m0s", "20ms"), Anthropic's
 // anthropic-ratelimit-{requests,tokens,input-tokens,output-tokens}-{limit,remaining,reset}
@@ -45,7 +45,7 @@ func (r RateLimits) Any() bool {
 // value leaves its limit unknown, and so does a limit of 0 or -1, which
 // Azure OpenAI sends when it has none to say: such values are ignored,
 // never obeyed.
-func ParseRateLimits(h http.Header, now time.Time) RateLimits {
+func parseRateLimits(h http.Header, now time.Time) RateLimits {
 	var r RateLimits
 	r.Requests = openAILimit(h, "requests", now)
 	r.Tokens = openAILimit(h, "tokens", now)
@@ -180,7 +180,7 @@ func (t *RateLimitTracker) Observe(resp *http.Response) {
 		return
 	}
 	now := time.Now()
-	if r := ParseRateLimits(resp.Header, now); r.Any() {
+	if r := parseRateLimits(resp.Header, now); r.any() {
 		r.At = now
 		t.last.Store(&r)
 	}

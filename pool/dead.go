@@ -19,20 +19,12 @@ import (
 const DefaultDeadCooldown = 5 * time.Minute
 
 // WithDeadCooldown sets how long a dead deployment is out of rotation: one
-// whose failure says it cannot serve at all (401, 402, 403, 404, or an API
-// code for an exhausted quota or billing), whatever the request.
+// whose failure says it cannot serve at all, whatever the request: a 401,
+// 402, 403 or 404, or an error whose CannotServe() method says so (the
+// providers' adapters say it of an exhausted quota or billing:
+// llmhttp.APIError's Dead).
 func WithDeadCooldown(d time.Duration) Option {
 	return func(c *config) { c.deadCooldown = d }
-}
-
-// deadCodes are the API codes that say a deployment's account cannot
-// serve: its quota or its billing, not the request, is at fault.
-var deadCodes = map[string]bool{
-	"insufficient_quota":         true, // OpenAI
-	"billing_hard_limit_reached": true, // OpenAI
-	"billing_not_active":         true, // OpenAI
-	"account_deactivated":        true, // OpenAI
-	"billing_error":              true, // Anthropic
 }
 
 // deadStatus are the statuses that say a deployment cannot serve: its key
@@ -45,12 +37,14 @@ var deadStatus = map[int]bool{
 }
 
 // deadBecause says why err, a deployment's failure, means the deployment
-// cannot serve at all, and whether it does.
+// cannot serve at all, and whether it does: its status says so, or its
+// provider's adapter did, through the error protocol (CannotServe: an
+// exhausted quota, billing). The pool knows no provider's codes.
 func deadBecause(err error) (string, bool) {
 	code, hasStatus := errproto.Status(err)
 	typ := errproto.Type(err)
 	switch {
-	case deadCodes[typ]:
+	case errproto.CannotServe(err):
 		if hasStatus {
 			return fmt.Sprintf("%d %s", code, typ), true
 		}

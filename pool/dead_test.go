@@ -23,8 +23,35 @@ var deadFailures = map[string]error{
 	"402":                        &mock.HTTPError{Code: 402},
 	"403":                        &mock.HTTPError{Code: 403},
 	"404":                        &mock.HTTPError{Code: 404},
-	"insufficient_quota":         &llmhttp.Verdict{APIError: &llmhttp.APIError{Status: 429, Code: "insufficient_quota", Err: errors.New("quota")}},
-	"billing_hard_limit_reached": &llmhttp.Verdict{APIError: &llmhttp.APIError{Status: 400, Code: "billing_hard_limit_reached", Err: errors.New("billing")}},
+	"insufficient_quota":         llmhttp.Classify(&llmhttp.APIError{Status: 429, Code: "insufficient_quota", Err: errors.New("quota"), Dead: true}, nil, ""),
+	"billing_hard_limit_reached": llmhttp.Classify(&llmhttp.APIError{Status: 400, Code: "billing_hard_limit_reached", Err: errors.New("billing"), Dead: true}, nil, ""),
+	"a user's adapter":           cannotServe{},
+}
+
+// cannotServe is a user's own adapter's error that says, through the
+// error protocol, that its key cannot serve.
+type cannotServe struct{}
+
+func (cannotServe) Error() string     { return "key revoked" }
+func (cannotServe) CannotServe() bool { return true }
+
+// The pool knows no provider's codes: an error whose code reads like an
+// exhausted quota, but whose adapter does not say the deployment cannot
+// serve, is a rate limit like any other.
+func TestThePoolReadsTheProtocolNotTheCodes(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		looksDead := &llmhttp.APIError{Status: 429, Code: "insufficient_quota", Err: errors.New("quota")}
+		p, bad, good := deadPair(t, looksDead)
+		for range 2 {
+			if out, err := retried(t, p).Invoke(t.Context(), "q"); err != nil || out != "good" {
+				t.Fatalf("Invoke() = %v, %v, want good after a retry", out, err)
+			}
+		}
+		if bad.CallCount() != 2 || good.CallCount() != 2 {
+			t.Errorf("calls: %d to the deployment that answered 429, %d to the other; want 2 and 2: no death, it stays in rotation",
+				bad.CallCount(), good.CallCount())
+		}
+	})
 }
 
 // deadPair is a pool of a deployment that answers failure and one that

@@ -57,6 +57,7 @@ import (
 	"github.com/steadfast-go/steadfast/core"
 	"github.com/steadfast-go/steadfast/internal/callspan"
 	"github.com/steadfast-go/steadfast/internal/chain"
+	"github.com/steadfast-go/steadfast/internal/pace"
 	"github.com/steadfast-go/steadfast/internal/version"
 	"github.com/steadfast-go/steadfast/llmhttp"
 )
@@ -212,7 +213,7 @@ func New(deployments []Deployment, opts ...Option) (*Runnable, error) {
 		}
 		dep := &deployment{Deployment: d, index: i, attrs: callspan.Attributes(d.Runnable)}
 		if src, ok := chain.Find[llmhttp.RateLimited, core.Runnable](d.Runnable); ok {
-			dep.pace = llmhttp.NewHeaderPace(src)
+			dep.pace = pace.New(src)
 		}
 		r.deps = append(r.deps, dep)
 		r.idem = r.idem && core.IsIdempotent(d.Runnable)
@@ -267,7 +268,7 @@ type deployment struct {
 	// pace, when the deployment reads its provider's limits from its
 	// responses' headers (llmhttp.RateLimited), passes it over until their
 	// reset once they leave no room.
-	pace *llmhttp.HeaderPace
+	pace *pace.Pace
 
 	mu           sync.Mutex
 	since        time.Time // when the current window of counts began

@@ -5,8 +5,6 @@ import (
 	"time"
 
 	"golang.org/x/time/rate"
-
-	"github.com/steadfast-go/steadfast/llmhttp"
 )
 
 // A Backend holds the token bucket a Runnable draws from: InProcess keeps
@@ -89,20 +87,4 @@ func (l *InProcessBackend) Adjust(_ context.Context, delta int) {
 		l.lim.ReserveN(now, n)
 		delta -= n
 	}
-}
-
-// A HeaderPacer counts calls against what a provider's rate-limit headers
-// say, for every process that shares it: the fleet module's Limiter is
-// one. When a Runnable's Backend is one, its calls are paced by the
-// headers of the whole fleet's answers, counted by the whole fleet, rather
-// than by this process's own alone; while the HeaderPacer fails (Redis
-// away), by this process's own.
-type HeaderPacer interface {
-	// ReserveHeaders takes limits, what the last answer this process
-	// received said of the provider's requests and tokens, into the
-	// shared count, and counts one call of tokens against it (0 when
-	// calls are not counted in tokens). It returns 0 when the call has
-	// room and is counted, or the wait for the limits' reset when it has
-	// none, counting nothing.
-	ReserveHeaders(ctx context.Context, limits llmhttp.RateLimits, tokens int) (time.Duration, error)
 }

@@ -173,7 +173,7 @@ func TestACallQueuedInTheBucketGoesOnTheLatestHeaders(t *testing.T) {
 }
 
 // sharedCount is a backend that also keeps a fleet's count against the
-// headers (a ratelimit.HeaderPacer), scripted: it answers wait, or err.
+// headers (as the fleet module's Limiter does), scripted: it answers wait, or err.
 type sharedCount struct {
 	countingBackend
 	mu    sync.Mutex

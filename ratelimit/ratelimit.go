@@ -26,8 +26,8 @@
 // paced by them: once they leave no room until their reset, a call waits
 // for it, within the same WithMaxWait and deadline, rather than meet a
 // 429. A call is counted against them as it goes, after its turn in the
-// bucket. With a Backend that is also a HeaderPacer (the fleet module's),
-// the count is the whole fleet's.
+// bucket. With the fleet module's Backend, the count is the whole
+// fleet's.
 package ratelimit
 
 import (
@@ -42,6 +42,7 @@ import (
 
 	"github.com/steadfast-go/steadfast/core"
 	"github.com/steadfast-go/steadfast/internal/chain"
+	"github.com/steadfast-go/steadfast/internal/pace"
 	"github.com/steadfast-go/steadfast/internal/streams"
 	"github.com/steadfast-go/steadfast/internal/version"
 	"github.com/steadfast-go/steadfast/llmhttp"
@@ -65,11 +66,11 @@ type Runnable struct {
 	// pace, when the inner chain reads its provider's limits from the
 	// headers of its responses (llmhttp.RateLimited), holds calls that
 	// those limits have no room for until their reset.
-	pace *llmhttp.HeaderPace
+	pace *pace.Pace
 	// src is the chain's limits, and shared the backend's count of the
 	// fleet's calls against them, when the backend keeps one.
 	src    llmhttp.RateLimited
-	shared HeaderPacer
+	shared pace.Shared
 }
 
 // New returns inner behind the bucket b: InProcess's, over a
@@ -95,8 +96,8 @@ func newRunnable(fn string, inner core.Runnable, b Backend, opts []Option) (*Run
 	}
 	r := &Runnable{inner: inner, b: b, maxWait: rate.InfDuration, cost: c.cost, usage: c.usage}
 	if src, ok := chain.Find[llmhttp.RateLimited, core.Runnable](inner); ok {
-		r.pace, r.src = llmhttp.NewHeaderPace(src), src
-		r.shared, _ = b.(HeaderPacer)
+		r.pace, r.src = pace.New(src), src
+		r.shared, _ = b.(pace.Shared)
 	}
 	if c.maxWait != nil {
 		if *c.maxWait < 0 {

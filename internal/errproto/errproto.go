@@ -81,6 +81,19 @@ func RetryAfter(err error) (time.Duration, bool) {
 	return 0, false
 }
 
+// CannotServe reports whether err, or an error in its chain, says by a
+// CannotServe() method returning true that what answered cannot serve any
+// request now, whatever the request: a revoked key, an exhausted quota,
+// billing. A provider's adapter says so (llmhttp.APIError's Dead); a pool
+// reads it to route around the deployment.
+func CannotServe(err error) bool {
+	c, ok := errors.AsType[interface {
+		error
+		CannotServe() bool
+	}](err)
+	return ok && c.CannotServe()
+}
+
 // Local reports whether err, or an error in its chain, says by a Local()
 // method returning true that the call was refused on this side of the
 // wire and never reached what it calls: a rate limiter's refusal, an open

@@ -3,7 +3,6 @@ package anthropic
 import (
 	"errors"
 	"net/http"
-	"time"
 
 	ant "github.com/anthropics/anthropic-sdk-go/v2"
 
@@ -16,7 +15,6 @@ var permanentTypes = map[string]bool{
 	"authentication_error":  true,
 	"permission_error":      true,
 	"not_found_error":       true,
-	"billing_error":         true,
 	"request_too_large":     true,
 }
 
@@ -44,14 +42,10 @@ func AdaptError(err error) error {
 	if ae.Response != nil {
 		h = ae.Response.Header
 	}
-	if a.Status != 0 {
-		a.After, _ = llmhttp.RetryAfter(h, time.Now())
-		if retry, ok := llmhttp.ShouldRetry(h); ok {
-			return &llmhttp.Verdict{APIError: a, Retry: retry}
-		}
+	if a.Status == 0 {
+		h = nil // an error event's headers are the 200's: they say nothing of it
 	}
-	if permanentTypes[typ] {
-		return &llmhttp.Verdict{APIError: a, Retry: false}
-	}
-	return llmhttp.WithBodyHint(a, err.Error())
+	a.Permanent = permanentTypes[typ]
+	a.Dead = typ == "billing_error" // the account's billing, not the request
+	return llmhttp.Classify(a, h, err.Error())
 }

@@ -36,12 +36,12 @@ func AdaptError(err error) error {
 		case retryInfoType:
 			a.After = retryDelay(d["retryDelay"])
 		case quotaFailureType:
-			if perDay(d["violations"]) {
-				return &llmhttp.Verdict{APIError: a, Retry: false}
-			}
+			// A per-day quota is spent for the day: the key cannot
+			// serve, whatever the request.
+			a.Dead = a.Dead || perDay(d["violations"])
 		}
 	}
-	return a
+	return llmhttp.Classify(a, nil, "")
 }
 
 // retryDelay reads a google.protobuf.Duration in its JSON form ("30s",

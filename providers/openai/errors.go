@@ -4,7 +4,6 @@ import (
 	"encoding/json"
 	"errors"
 	"net/http"
-	"time"
 
 	oai "github.com/openai/openai-go/v3"
 	"github.com/openai/openai-go/v3/packages/ssestream"
@@ -12,14 +11,21 @@ import (
 	"github.com/steadfast-go/steadfast/llmhttp"
 )
 
-// permanentCodes are OpenAI error codes and types that no retry fixes. A
-// 429 with insufficient_quota is a billing problem, not a rate limit.
+// deadCodes are OpenAI error codes that say the key's account cannot
+// serve any request: its quota or its billing, not the request, is at
+// fault. A 429 with insufficient_quota is a billing problem, not a rate
+// limit.
+var deadCodes = map[string]bool{
+	"insufficient_quota":         true,
+	"billing_hard_limit_reached": true,
+	"billing_not_active":         true,
+	"access_terminated":          true,
+	"account_deactivated":        true,
+}
+
+// permanentCodes are OpenAI error codes and types of requests that no
+// retry fixes.
 var permanentCodes = map[string]bool{
-	"insufficient_quota":                   true,
-	"billing_hard_limit_reached":           true,
-	"billing_not_active":                   true,
-	"access_terminated":                    true,
-	"account_deactivated":                  true,
 	"context_length_exceeded":              true,
 	"string_above_max_length":              true,
 	"invalid_request_error":                true,
@@ -42,15 +48,7 @@ func AdaptError(err error) error {
 		if ae.Response != nil {
 			h = ae.Response.Header
 		}
-		a := &llmhttp.APIError{Status: ae.StatusCode, Code: first(ae.Code, ae.Type), Err: err}
-		a.After, _ = llmhttp.RetryAfter(h, time.Now())
-		if retry, ok := llmhttp.ShouldRetry(h); ok {
-			return &llmhttp.Verdict{APIError: a, Retry: retry}
-		}
-		if permanentCodes[ae.Code] || permanentCodes[ae.Type] {
-			return &llmhttp.Verdict{APIError: a, Retry: false}
-		}
-		return llmhttp.WithBodyHint(a, ae.Message)
+		return llmhttp.Classify(apiError(ae.StatusCode, ae.Code, ae.Type, err), h, ae.Message)
 	}
 	if se, ok := errors.AsType[*ssestream.StreamError](err); ok {
 		var body struct {
@@ -64,13 +62,19 @@ func AdaptError(err error) error {
 		if body.Error.Code != nil {
 			code = first(*body.Error.Code, code)
 		}
-		a := &llmhttp.APIError{Code: code, Err: err}
-		if permanentCodes[code] || permanentCodes[body.Error.Type] {
-			return &llmhttp.Verdict{APIError: a, Retry: false}
-		}
-		return a
+		return llmhttp.Classify(apiError(0, code, body.Error.Type, err), nil, "")
 	}
 	return err
+}
+
+// apiError is OpenAI's error of status, code and type, with what they
+// say of it.
+func apiError(status int, code, typ string, err error) *llmhttp.APIError {
+	return &llmhttp.APIError{
+		Status: status, Code: first(code, typ), Err: err,
+		Dead:      deadCodes[code] || deadCodes[typ],
+		Permanent: permanentCodes[code] || permanentCodes[typ],
+	}
 }
 
 func first(a, b string) string {

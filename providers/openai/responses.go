@@ -258,11 +258,9 @@ func adaptCode(code, message string) error {
 	if message == "" {
 		message = "the response failed"
 	}
-	a := &llmhttp.APIError{Status: inBandStatus[code], Code: code, Err: errors.New("OpenAI API error: " + message)}
-	if permanentCodes[code] || code == "invalid_prompt" {
-		return &llmhttp.Verdict{APIError: a, Retry: false}
-	}
-	return llmhttp.WithBodyHint(a, message)
+	a := apiError(inBandStatus[code], code, "", errors.New("OpenAI API error: "+message))
+	a.Permanent = a.Permanent || code == "invalid_prompt"
+	return llmhttp.Classify(a, nil, message)
 }
 
 // observeResponse gathers a response's attributes.

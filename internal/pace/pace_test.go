@@ -1,4 +1,4 @@
-package llmhttp_test
+package pace_test
 
 import (
 	"net/http"
@@ -6,15 +6,16 @@ import (
 	"testing/synctest"
 	"time"
 
+	"github.com/steadfast-go/steadfast/internal/pace"
 	"github.com/steadfast-go/steadfast/llmhttp"
 )
 
 // k requests left until the reset: k calls go, the next waits for the
 // reset; a newer response counts again from what it says.
-func TestHeaderPaceWaitsForTheResetOnceNoneIsLeft(t *testing.T) {
+func TestPaceWaitsForTheResetOnceNoneIsLeft(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		var tr llmhttp.RateLimitTracker
-		p := llmhttp.NewHeaderPace(&tr)
+		p := pace.New(&tr)
 		if w := p.Reserve(time.Now(), 0); w != 0 {
 			t.Fatalf("before any response: wait %v, want none", w)
 		}
@@ -47,10 +48,10 @@ func TestHeaderPaceWaitsForTheResetOnceNoneIsLeft(t *testing.T) {
 // Answers come back out of order: a slow answer's headers are as old as
 // its request. One that says more is left in the same window than the
 // counts kept since a fresher one is stale, and changes nothing.
-func TestHeaderPaceIgnoresAStaleAnswer(t *testing.T) {
+func TestPaceIgnoresAStaleAnswer(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		var tr llmhttp.RateLimitTracker
-		p := llmhttp.NewHeaderPace(&tr)
+		p := pace.New(&tr)
 		tr.Observe(&http.Response{Header: header("x-ratelimit-limit-requests", "10", "x-ratelimit-remaining-requests", "1", "x-ratelimit-reset-requests", "1s")})
 		now := time.Now()
 		if w := p.Reserve(now, 0); w != 0 {
@@ -72,10 +73,10 @@ func TestHeaderPaceIgnoresAStaleAnswer(t *testing.T) {
 
 // After the reset, until an answer of the new window comes, the calls take
 // from the window's whole limit: they do not all go at once.
-func TestHeaderPaceAfterTheResetTakesFromTheLimit(t *testing.T) {
+func TestPaceAfterTheResetTakesFromTheLimit(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		var tr llmhttp.RateLimitTracker
-		p := llmhttp.NewHeaderPace(&tr)
+		p := pace.New(&tr)
 		tr.Observe(&http.Response{Header: header("x-ratelimit-limit-requests", "3", "x-ratelimit-remaining-requests", "0", "x-ratelimit-reset-requests", "200ms")})
 		time.Sleep(200 * time.Millisecond)
 		now := time.Now()
@@ -93,10 +94,10 @@ func TestHeaderPaceAfterTheResetTakesFromTheLimit(t *testing.T) {
 // The first answer of a new window does not count the calls sent since
 // the reset that had not reached the provider yet: those are carried
 // over, not forgotten.
-func TestHeaderPaceCarriesTheCallsAnAnswerDoesNotCount(t *testing.T) {
+func TestPaceCarriesTheCallsAnAnswerDoesNotCount(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		var tr llmhttp.RateLimitTracker
-		p := llmhttp.NewHeaderPace(&tr)
+		p := pace.New(&tr)
 		tr.Observe(&http.Response{Header: header("x-ratelimit-limit-requests", "5", "x-ratelimit-remaining-requests", "0", "x-ratelimit-reset-requests", "200ms")})
 		time.Sleep(200 * time.Millisecond)
 		now := time.Now()
@@ -113,4 +114,12 @@ func TestHeaderPaceCarriesTheCallsAnAnswerDoesNotCount(t *testing.T) {
 			t.Error("a third call: no wait, want the reset: the two calls on their way take what is left")
 		}
 	})
+}
+
+func header(kv ...string) http.Header {
+	h := http.Header{}
+	for i := 0; i+1 < len(kv); i += 2 {
+		h.Set(kv[i], kv[i+1])
+	}
+	return h
 }

@@ -1,24 +1,32 @@
-package llmhttp
+// Package pace paces calls by what a provider's rate-limit headers say
+// of its limits (llmhttp.RateLimits), so that they slow down before it
+// answers 429. The ratelimit and pool packages pace by it; the fleet
+// module runs the same algorithm in Redis, and both pass the vectors of
+// testdata/.
+package pace
 
 import (
+	"context"
 	"math"
 	"sync"
 	"time"
+
+	"github.com/steadfast-go/steadfast/llmhttp"
 )
 
-// HeaderPace paces calls by what a provider's headers say of its limits,
+// Pace paces calls by what a provider's headers say of its limits,
 // so that they slow down before it answers 429: when the last response
 // said k requests (or tokens) are left until a reset, the calls sent
 // after it take from those k, and the ones that find none left wait for
 // the reset. A response that says more starts the count again. It is
 // safe for concurrent use.
-type HeaderPace struct {
-	src RateLimited
+type Pace struct {
+	src llmhttp.RateLimited
 
 	mu     sync.Mutex
-	last   RateLimits // what the response the counts are taken from said
-	sent   int64      // requests sent since it, before its reset
-	tokens int64      // tokens sent since it, before its reset
+	last   llmhttp.RateLimits // what the response the counts are taken from said
+	sent   int64              // requests sent since it, before its reset
+	tokens int64              // tokens sent since it, before its reset
 	// after and afterTokens count what was sent since its reset, when the
 	// window is full again: until a response of the new window says more,
 	// the calls after the reset take from its whole limit, not all go at
@@ -26,14 +34,14 @@ type HeaderPace struct {
 	after, afterTokens int64
 }
 
-// NewHeaderPace returns a HeaderPace over src's limits.
-func NewHeaderPace(src RateLimited) *HeaderPace { return &HeaderPace{src: src} }
+// New returns a Pace over src's limits.
+func New(src llmhttp.RateLimited) *Pace { return &Pace{src: src} }
 
 // Reserve counts one call of cost tokens (0 when the caller does not
 // count tokens) at now, and returns how long it must wait for the
 // provider's reset: 0 when the provider's limits leave room for it, or
 // say nothing.
-func (p *HeaderPace) Reserve(now time.Time, tokens int) time.Duration {
+func (p *Pace) Reserve(now time.Time, tokens int) time.Duration {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	wait := p.wait(now, tokens)
@@ -51,14 +59,14 @@ func (p *HeaderPace) Reserve(now time.Time, tokens int) time.Duration {
 
 // Wait returns how long a call of cost tokens at now would wait, counting
 // nothing.
-func (p *HeaderPace) Wait(now time.Time, tokens int) time.Duration {
+func (p *Pace) Wait(now time.Time, tokens int) time.Duration {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	return p.wait(now, tokens)
 }
 
 // wait runs under p.mu.
-func (p *HeaderPace) wait(now time.Time, tokens int) time.Duration {
+func (p *Pace) wait(now time.Time, tokens int) time.Duration {
 	r, ok := p.src.RateLimits()
 	if !ok {
 		return 0
@@ -82,9 +90,9 @@ func (p *HeaderPace) wait(now time.Time, tokens int) time.Duration {
 // was sent since, plus what the limit may have refilled since, is stale,
 // and taking it would send more than is left. A response received after
 // p.last's reset is of a new window.
-func (p *HeaderPace) fresher(r RateLimits) bool {
+func (p *Pace) fresher(r llmhttp.RateLimits) bool {
 	type count struct {
-		old, new Limit
+		old, new llmhttp.Limit
 		sent     int64
 	}
 	for _, c := range [2]count{{p.last.Requests, r.Requests, p.sent}, {p.last.Tokens, r.Tokens, p.tokens}} {
@@ -108,7 +116,7 @@ func (p *HeaderPace) fresher(r RateLimits) bool {
 // that says l does not count yet: what was sent, less what l says was
 // used since old (in the same window) or since the reset (in a new one).
 // Others' use of the limit shows as ours, so it errs toward sending more.
-func uncounted(old, l Limit, at time.Time, sent, after int64) int64 {
+func uncounted(old, l llmhttp.Limit, at time.Time, sent, after int64) int64 {
 	switch {
 	case !l.Known:
 		return 0
@@ -131,7 +139,7 @@ func uncounted(old, l Limit, at time.Time, sent, after int64) int64 {
 // long again as the response said the window had left, the best guess of
 // when the new window's room comes back. Unknown limits, and a cost of 0,
 // never wait.
-func limitWait(l Limit, at, now time.Time, sent, after, cost int64) time.Duration {
+func limitWait(l llmhttp.Limit, at, now time.Time, sent, after, cost int64) time.Duration {
 	if !l.Known || cost <= 0 || l.Reset.IsZero() {
 		return 0
 	}
@@ -150,3 +158,19 @@ func limitWait(l Limit, at, now time.Time, sent, after, cost int64) time.Duratio
 // minAfterReset is the least a call waits for a new window's room once
 // the calls after a reset have taken its whole limit.
 const minAfterReset = 10 * time.Millisecond
+
+// A Shared counts calls against what a provider's rate-limit headers say,
+// for every process that shares it: the fleet module's Limiter is one.
+// When a ratelimit Runnable's Backend is one, its calls are paced by the
+// headers of the whole fleet's answers, counted by the whole fleet, rather
+// than by this process's own alone; while it fails (Redis away), by this
+// process's own.
+type Shared interface {
+	// ReserveHeaders takes limits, what the last answer this process
+	// received said of the provider's requests and tokens, into the
+	// shared count, and counts one call of tokens against it (0 when
+	// calls are not counted in tokens). It returns 0 when the call has
+	// room and is counted, or the wait for the limits' reset when it has
+	// none, counting nothing.
+	ReserveHeaders(ctx context.Context, limits llmhttp.RateLimits, tokens int) (time.Duration, error)
+}

@@ -1,0 +1,4 @@
+package llmhttp
+
+// ParseRateLimits is parseRateLimits, for the tests of package llmhttp_test.
+var ParseRateLimits = parseRateLimits

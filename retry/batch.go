@@ -42,14 +42,14 @@ func (r *RetryRunnable) Batch(ctx context.Context, inputs []any, opts ...core.Op
 	}
 	rounds := b.c.prior()
 	if e := b.c.spent(); e != nil {
-		b.finish(b.pending, e.Outcome, rounds)
+		b.finish(b.pending, decision{outcome: e.Outcome}, rounds)
 		b.pending = nil
 	} else {
 		b.c.hold(ctx)
 	}
 	for len(b.pending) > 0 {
 		if e := b.c.stopped(ctx, rounds, nil); e != nil {
-			b.finish(b.pending, e.Outcome, rounds)
+			b.finish(b.pending, decision{outcome: e.Outcome}, rounds)
 			break
 		}
 		rounds++
@@ -96,7 +96,7 @@ func (b *batchCall) round(ctx context.Context, n int) {
 		for _, idx := range sent {
 			b.setLast(idx, bad)
 		}
-		b.finish(sent, OutcomeNotRetryable, n)
+		b.finish(sent, decision{outcome: OutcomeNotRetryable}, n)
 		return
 	}
 	failed, errs := b.merge(ctx, n, sent, outs, itemErrs, whole)
@@ -113,7 +113,7 @@ func (b *batchCall) round(ctx context.Context, n int) {
 			tallies[i] = &b.tallies[failed[i]]
 		}
 	}
-	d := c.decide(ctx, n, errs, tallies, ends, limits)
+	d := c.plan(ctx, n, errs, tallies, ends, limits)
 	c.endAttempt(ctx, &a, errs[0], d)
 	var again []int
 	for i, idx := range failed {
@@ -122,8 +122,7 @@ func (b *batchCall) round(ctx context.Context, n int) {
 			end, limit = ends[i], limits[i]
 		}
 		if end != "" {
-			b.finish([]int{idx}, end, n)
-			b.errs[idx].(*Error).Class = limit
+			b.finish([]int{idx}, decision{outcome: end, limit: limit, delay: d.delay}, n)
 			continue
 		}
 		again = append(again, idx)
@@ -132,7 +131,7 @@ func (b *batchCall) round(ctx context.Context, n int) {
 		return
 	}
 	if outcome := c.sleep(ctx, n, errs[0], d, len(again)); outcome != "" {
-		b.finish(again, outcome, n)
+		b.finish(again, decision{outcome: outcome}, n)
 		return
 	}
 	for _, idx := range again {
@@ -199,14 +198,14 @@ func (b *batchCall) setLast(idx int, err error) {
 	b.last[idx] = err
 }
 
-// finish ends the given items with outcome after attempts attempts.
-func (b *batchCall) finish(items []int, outcome Outcome, attempts int) {
+// finish ends the given items as d says after attempts attempts.
+func (b *batchCall) finish(items []int, d decision, attempts int) {
 	for _, idx := range items {
 		var last error
 		if b.last != nil {
 			last = b.last[idx]
 		}
-		b.errs[idx] = b.c.newError(outcome, attempts, last)
+		b.errs[idx] = b.c.newError(d, attempts, last)
 	}
 }
 

@@ -49,8 +49,6 @@ type call struct {
 	ended bool
 	// cont is the continuation the call carries on, nil when none.
 	cont *Continuation
-	// waited is the wait not slept when the call was handed off.
-	waited time.Duration
 	// handedOff is set, once and for good, by a Stream's caller's
 	// goroutine when it hands the call to the forwarding goroutine, which
 	// owns it from then on.
@@ -271,15 +269,17 @@ func (c *call) stopTimer() {
 	}
 }
 
-// newError builds the *Error of a call, or of a batch item, that ended with
-// outcome after attempts attempts. The context error follows from the
-// outcome, not from the context as it is now: a call stopped early for its
-// deadline is a deadline even if the caller cancels a moment later.
-func (c *call) newError(outcome Outcome, attempts int, last error) *Error {
-	e := &Error{Operation: c.operation, Outcome: outcome, Attempts: attempts, Err: last}
-	switch outcome {
+// newError builds, complete, the *Error of a call, or of a batch item,
+// that ended as d says after attempts attempts: its outcome, the class
+// whose bound ended it, and the wait not slept when it was handed off.
+// The context error follows from the outcome, not from the context as it
+// is now: a call stopped early for its deadline is a deadline even if the
+// caller cancels a moment later.
+func (c *call) newError(d decision, attempts int, last error) *Error {
+	e := &Error{Operation: c.operation, Outcome: d.outcome, Class: d.limit, Attempts: attempts, Err: last}
+	switch d.outcome {
 	case OutcomeHandedOff:
-		e.Wait = c.waited
+		e.Wait = d.delay
 	case OutcomeCanceled:
 		e.ContextErr = context.Canceled
 	case OutcomeDeadline:
@@ -340,15 +340,13 @@ func (c *call) record(ctx context.Context, err *Error, extra ...attribute.KeyVal
 // the next attempt may start, else the *Error that ends the call.
 func (c *call) retryOrStop(ctx context.Context, a *attempt, err error) *Error {
 	errs, ends, limits, tallies := [1]error{err}, [1]Outcome{}, [1]Class{}, [1]*classTally{&c.tally}
-	d := c.decide(ctx, a.n, errs[:], tallies[:], ends[:], limits[:])
+	d := c.plan(ctx, a.n, errs[:], tallies[:], ends[:], limits[:])
 	c.endAttempt(ctx, a, err, d)
 	if d.outcome == "" {
 		d.outcome = c.sleep(ctx, a.n, err, d, 1)
 	}
 	if d.outcome != "" {
-		e := c.newError(d.outcome, a.n, err)
-		e.Class = d.limit
-		return e
+		return c.newError(d, a.n, err)
 	}
 	return nil
 }
@@ -357,7 +355,7 @@ func (c *call) retryOrStop(ctx context.Context, a *attempt, err error) *Error {
 // before its next attempt, after attempts attempts, else nil.
 func (c *call) stopped(ctx context.Context, attempts int, last error) *Error {
 	if cerr := ctx.Err(); cerr != nil {
-		return c.newError(ctxOutcome(cerr), attempts, last)
+		return c.newError(decision{outcome: ctxOutcome(cerr)}, attempts, last)
 	}
 	return nil
 }

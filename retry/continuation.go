@@ -58,7 +58,7 @@ func (c *call) prior() int {
 // every attempt it may make, else nil.
 func (c *call) spent() *Error {
 	if n := c.prior(); n >= c.maxAttempts {
-		return c.newError(OutcomeExhausted, n, nil)
+		return c.newError(decision{outcome: OutcomeExhausted}, n, nil)
 	}
 	return nil
 }

@@ -23,7 +23,7 @@ func (r *RetryRunnable) Invoke(ctx context.Context, input any, opts ...core.Opti
 	in := input // the attempt's input: NextInput may rewrite it
 	for n := c.prior() + 1; ; n++ {
 		if cerr := ctx.Err(); cerr != nil { // c.stopped by hand: it is too large to inline
-			e := c.newError(ctxOutcome(cerr), n-1, last)
+			e := c.newError(decision{outcome: ctxOutcome(cerr)}, n-1, last)
 			c.fail(ctx, e)
 			return nil, e
 		}

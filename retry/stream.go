@@ -285,7 +285,7 @@ func (s *streamCall) Ended(ctx context.Context, r streams.Result) {
 	case streams.Canceled:
 		outcome := ctxOutcome(ctx.Err())
 		s.c.endAttempt(ctx, &s.cur, ctx.Err(), decision{outcome: outcome})
-		s.c.fail(ctx, s.c.newError(outcome, s.n, s.last), chunks)
+		s.c.fail(ctx, s.c.newError(decision{outcome: outcome}, s.n, s.last), chunks)
 	case streams.GaveUp:
 		s.c.fail(ctx, r.Err.(*Error), chunks)
 	}

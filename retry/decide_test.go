@@ -32,7 +32,7 @@ func TestDecideIsTheRules(t *testing.T) {
 	}{
 		"a retryable failure goes again with its hint": {true, 1, rateLimited, &spent,
 			verdict{retryable: true, class: ClassRateLimit, hint: 2 * time.Second}},
-		"a permanent status stops": {true, 1, hintErr{status: 400}, &spent, verdict{outcome: OutcomeNotRetryable}},
+		"a permanent status stops":                 {true, 1, hintErr{status: 400}, &spent, verdict{outcome: OutcomeNotRetryable}},
 		"a non-idempotent Runnable is not retried": {false, 1, rateLimited, &spent, verdict{outcome: OutcomeNotRetryable}},
 		"the last attempt is exhausted": {true, 4, rateLimited, &spent,
 			verdict{outcome: OutcomeExhausted, retryable: true}},

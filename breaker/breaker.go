@@ -314,12 +314,12 @@ type ticket struct {
 }
 
 func (r *Runnable) allow(ctx context.Context) (ticket, error) {
-	done, err := r.cb.Allow()
-	r.changes.flush() // Allow may move an open circuit to half-open
+	done, err := r.cb.Allow() // the one lock round to admit
+	r.changes.flush()         // Allow may move an open circuit to half-open
 	if err != nil {
 		if span := trace.SpanFromContext(ctx); span.IsRecording() {
 			span.AddEvent("breaker.rejected", trace.WithAttributes(
-				attrName.String(r.name), attrState.String(r.cb.State().String())))
+				attrName.String(r.name), attrState.String(rejectedIn(err).String())))
 		}
 		return ticket{}, &OpenError{Name: r.name, Err: err}
 	}
@@ -333,21 +333,32 @@ func (t *ticket) reportIfUnwinding() {
 	}
 }
 
-// report tells the circuit how the call ended, then the hooks and the
-// call's span when that changed the circuit's state.
+// report tells the circuit how the call ended, in the one lock round to
+// report, then the hooks and, when the circuit changed state meanwhile,
+// the call's span, from the queue of changes.
 func (t *ticket) report(err error) {
 	t.reported = true
 	r := t.r
-	before := r.cb.State()
+	seq := r.changes.seq.Load()
 	t.done(err)
-	after := r.cb.State()
-	if after != before {
+	if r.changes.seq.Load() != seq {
 		if span := trace.SpanFromContext(t.ctx); span.IsRecording() {
-			span.AddEvent("breaker.state_change", trace.WithAttributes(
-				attrName.String(r.name), attrFrom.String(before.String()), attrTo.String(after.String())))
+			for _, c := range r.changes.since(seq) {
+				span.AddEvent("breaker.state_change", trace.WithAttributes(
+					attrName.String(r.name), attrFrom.String(c.from.String()), attrTo.String(c.to.String())))
+			}
 		}
 	}
 	r.changes.flush()
+}
+
+// rejectedIn is the state in which the circuit rejected a call with err:
+// open, or half-open with its probes under way.
+func rejectedIn(err error) gobreaker.State {
+	if errors.Is(err, gobreaker.ErrTooManyRequests) {
+		return gobreaker.StateHalfOpen
+	}
+	return gobreaker.StateOpen
 }
 
 // callerOutcome is err, or errCallerDone when the call failed because the

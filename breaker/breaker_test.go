@@ -29,7 +29,7 @@ func settings() gobreaker.Settings {
 	}
 }
 
-func newBreaker(t *testing.T, inner core.Runnable, opts ...breaker.Option) *breaker.Runnable {
+func newBreaker(t testing.TB, inner core.Runnable, opts ...breaker.Option) *breaker.Runnable {
 	t.Helper()
 	b, err := breaker.New(inner, settings(), append([]breaker.Option{breaker.WithMeterProvider(noop.NewMeterProvider())}, opts...)...)
 	if err != nil {

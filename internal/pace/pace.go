@@ -1,8 +1,37 @@
-// Package pace paces calls by what a provider's rate-limit headers say
-// of its limits (llmhttp.RateLimits), so that they slow down before it
+// Package pace paces calls by what a provider's rate-limit headers say of
+// its limits (llmhttp.RateLimits), so that they slow down before it
 // answers 429. The ratelimit and pool packages pace by it; the fleet
-// module runs the same algorithm in Redis, and both pass the vectors of
-// testdata/.
+// module runs the same algorithm as a Redis script. The algorithm is
+// specified once, by the vectors of llmhttp/testdata/pace, which both
+// pass.
+//
+// Each limit (requests, tokens) is counted on its own, from the last
+// answer it took:
+//
+//   - An answer is taken when it was received after the one held and
+//     either is of a new window (received once the held one's reset has
+//     passed, or saying its window resets later than the held one's does
+//     by more than a clock's noise: a window that starts at its first
+//     call began while ours was thought to run), or says no more is left
+//     than the count kept since the held one, plus what a limit that
+//     refills as it goes may have refilled since. Any other answer is
+//     stale: its headers are older than the count (answers come back out
+//     of order), and it changes nothing.
+//   - The calls sent before a taken answer that it does not count yet are
+//     on their way, and carried over: what was sent, less what it says
+//     was used since the held answer (in the same window) or of its own
+//     window (in a new one); all of it when it says as much is left as
+//     the held one. Others' use of the key shows as ours: the count errs
+//     toward sending more only as far as the answers say.
+//   - Before the held answer's reset, a call of cost c has room when its
+//     remaining less what was sent since leaves c. After the reset, the
+//     window is full again: the calls take from its whole limit, until an
+//     answer of the new window says more; one that finds none waits for
+//     as long again as the held answer said its window had left, at
+//     least minAfterReset.
+//
+// A call is counted when it goes (it has room in every limit), against
+// each limit by that limit's own reset.
 package pace
 
 import (
@@ -14,45 +43,29 @@ import (
 	"github.com/steadfast-go/steadfast/llmhttp"
 )
 
-// Pace paces calls by what a provider's headers say of its limits,
-// so that they slow down before it answers 429: when the last response
-// said k requests (or tokens) are left until a reset, the calls sent
-// after it take from those k, and the ones that find none left wait for
-// the reset. A response that says more starts the count again. It is
-// safe for concurrent use.
+// Pace paces the calls to one provider by what its last answers said of
+// its limits. It is safe for concurrent use.
 type Pace struct {
 	src llmhttp.RateLimited
 
-	mu     sync.Mutex
-	last   llmhttp.RateLimits // what the response the counts are taken from said
-	sent   int64              // requests sent since it, before its reset
-	tokens int64              // tokens sent since it, before its reset
-	// after and afterTokens count what was sent since its reset, when the
-	// window is full again: until a response of the new window says more,
-	// the calls after the reset take from its whole limit, not all go at
-	// once.
-	after, afterTokens int64
+	mu               sync.Mutex
+	requests, tokens count
 }
 
 // New returns a Pace over src's limits.
 func New(src llmhttp.RateLimited) *Pace { return &Pace{src: src} }
 
-// Reserve counts one call of cost tokens (0 when the caller does not
-// count tokens) at now, and returns how long it must wait for the
-// provider's reset: 0 when the provider's limits leave room for it, or
-// say nothing.
+// Reserve counts one call of cost tokens (0 when the caller does not count
+// tokens) at now, and returns how long it must wait for the provider's
+// reset: 0 when the provider's limits leave room for it, or say nothing,
+// and the call is counted; otherwise it counts nothing.
 func (p *Pace) Reserve(now time.Time, tokens int) time.Duration {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	wait := p.wait(now, tokens)
 	if wait == 0 {
-		if r := p.last.Requests; r.Known && !r.Reset.After(now) && !r.Reset.IsZero() {
-			p.after++
-			p.afterTokens += int64(tokens)
-		} else {
-			p.sent++
-			p.tokens += int64(tokens)
-		}
+		p.requests.add(now, 1)
+		p.tokens.add(now, int64(tokens))
 	}
 	return wait
 }
@@ -65,99 +78,115 @@ func (p *Pace) Wait(now time.Time, tokens int) time.Duration {
 	return p.wait(now, tokens)
 }
 
-// wait runs under p.mu.
+// wait takes the source's last answer and returns the call's wait; it
+// runs under p.mu.
 func (p *Pace) wait(now time.Time, tokens int) time.Duration {
-	r, ok := p.src.RateLimits()
-	if !ok {
-		return 0
+	if r, ok := p.src.RateLimits(); ok {
+		p.requests.take(r.Requests, r.At)
+		p.tokens.take(r.Tokens, r.At)
 	}
-	if r != p.last && p.fresher(r) { // a newer response (two may come at one instant)
-		// Calls sent before it may not have reached the provider when it
-		// answered: those it does not count yet are carried over.
-		p.sent = uncounted(p.last.Requests, r.Requests, r.At, p.sent, p.after)
-		p.tokens = uncounted(p.last.Tokens, r.Tokens, r.At, p.tokens, p.afterTokens)
-		p.last, p.after, p.afterTokens = r, 0, 0
-	}
-	r = p.last
-	return max(limitWait(r.Requests, r.At, now, p.sent, p.after, 1), limitWait(r.Tokens, r.At, now, p.tokens, p.afterTokens, int64(tokens)))
+	return max(p.requests.wait(now, 1), p.tokens.wait(now, int64(tokens)))
 }
 
-// fresher reports whether r, the limits of the response received last,
-// tells more than the counts kept since p.last: a response says what was
-// left when the provider answered, and answers come back out of order (a
-// slow answer's headers are as old as its request; a 429 comes at once),
-// so one that says more is left in the same window than p.last less what
-// was sent since, plus what the limit may have refilled since, is stale,
-// and taking it would send more than is left. A response received after
-// p.last's reset is of a new window.
-func (p *Pace) fresher(r llmhttp.RateLimits) bool {
-	type count struct {
-		old, new llmhttp.Limit
-		sent     int64
-	}
-	for _, c := range [2]count{{p.last.Requests, r.Requests, p.sent}, {p.last.Tokens, r.Tokens, p.tokens}} {
-		if !c.old.Known || !c.new.Known {
-			continue
-		}
-		if c.old.Reset.IsZero() || !r.At.Before(c.old.Reset) || c.old.Limit <= 0 || !c.old.Reset.After(p.last.At) {
-			return true // a new window, or no limit to tell a refill from a stale answer by
-		}
-		// A limit that refills as it goes (OpenAI's) may have refilled
-		// since, at the rate that fills it by its reset.
-		rate := float64(c.old.Limit-c.old.Remaining) / c.old.Reset.Sub(p.last.At).Seconds()
-		refilled := int64(math.Ceil(rate * r.At.Sub(p.last.At).Seconds()))
-		return c.new.Remaining <= c.old.Remaining-c.sent+refilled
-	}
-	return true
+// count is one limit's count: the answer it is taken from, and what was
+// sent since.
+type count struct {
+	held  llmhttp.Limit // Known false until an answer with a reset is taken
+	at    time.Time     // when held was received
+	sent  int64         // sent since held, before its reset
+	after int64         // sent since held's reset
 }
 
-// uncounted is how much of what was sent since the response that said old
-// (sent before its reset, after since it) the response received at at
-// that says l does not count yet: what was sent, less what l says was
-// used since old (in the same window) or since the reset (in a new one).
-// Others' use of the limit shows as ours, so it errs toward sending more.
-func uncounted(old, l llmhttp.Limit, at time.Time, sent, after int64) int64 {
+// take considers l, said by an answer received at at.
+func (c *count) take(l llmhttp.Limit, at time.Time) {
+	if !l.Known || l.Reset.IsZero() {
+		return
+	}
+	if c.held.Known && !at.After(c.at) {
+		return // the answer held, or one older
+	}
+	var carry int64
 	switch {
-	case !l.Known:
-		return 0
-	case old.Known && !old.Reset.IsZero() && !at.Before(old.Reset):
-		if l.Limit <= 0 {
-			return 0
+	case !c.held.Known || !at.Before(c.held.Reset): // the first answer, or one received after the held reset
+		carry = max(c.after-used(l, c.after), 0)
+	case l.Reset.Sub(c.held.Reset) > noise(c.held, c.at): // a window that began before it
+		carry = max(c.sent+c.after-used(l, c.sent+c.after), 0)
+	default:
+		if l.Remaining > c.held.Remaining-c.sent+refilled(c.held, c.at, at) {
+			return // stale
 		}
-		return max(after-(l.Limit-l.Remaining), 0)
-	case old.Known && l.Remaining < old.Remaining:
-		return max(sent-(old.Remaining-l.Remaining), 0)
+		carry = min(max(c.sent-(c.held.Remaining-l.Remaining), 0), c.sent)
 	}
-	return 0 // more is left than old said: refilled since, taken to count all
+	*c = count{held: l, at: at, sent: carry}
 }
 
-// limitWait is how long a call of cost at now waits for room in l, said
-// by a response received at at: before l's reset, l.Remaining less sent
-// is left; after it, the window's whole l.Limit less after (what was sent
-// since the reset), until a response of the new window says more. With
-// no room left before the reset, the call waits for it; after it, for as
-// long again as the response said the window had left, the best guess of
-// when the new window's room comes back. Unknown limits, and a cost of 0,
-// never wait.
-func limitWait(l llmhttp.Limit, at, now time.Time, sent, after, cost int64) time.Duration {
-	if !l.Known || cost <= 0 || l.Reset.IsZero() {
+// used is how much of its window l says was used: all of sent, the
+// calls it may count, when its limit is unknown.
+func used(l llmhttp.Limit, sent int64) int64 {
+	if l.Limit <= 0 {
+		return sent
+	}
+	return l.Limit - l.Remaining
+}
+
+// noise is how much later than the held answer's reset another answer of
+// the same window may say it resets: the answers' transit and their
+// headers' rounding. A window that resets later than that began after
+// the held one.
+func noise(held llmhttp.Limit, at time.Time) time.Duration {
+	return max(minNoise, held.Reset.Sub(at)/64)
+}
+
+// refilled is how many whole units a limit that refills as it goes
+// (OpenAI's) may have refilled between the held answer, received at from,
+// and one received at to, at the rate that fills it by its reset: none
+// before a whole unit could have, so that an answer older than the count
+// (a fixed window's, which never refills) is never taken for a refill. A
+// limit not known refills nothing.
+func refilled(held llmhttp.Limit, from, to time.Time) int64 {
+	span := held.Reset.Sub(from)
+	if held.Limit <= 0 || span <= 0 {
 		return 0
 	}
-	if l.Reset.After(now) {
-		if l.Remaining-sent < cost {
+	rate := float64(held.Limit-held.Remaining) / span.Seconds()
+	return int64(math.Floor(rate * to.Sub(from).Seconds()))
+}
+
+// wait is how long a call of cost at now waits for room.
+func (c *count) wait(now time.Time, cost int64) time.Duration {
+	l := c.held
+	switch {
+	case !l.Known || cost <= 0:
+		return 0
+	case l.Reset.After(now):
+		if l.Remaining-c.sent < cost {
 			return l.Reset.Sub(now)
 		}
-		return 0
-	}
-	if l.Limit > 0 && l.Limit-after < cost {
-		return max(l.Reset.Sub(at), minAfterReset)
+	case l.Limit > 0 && l.Limit-c.after < cost:
+		return max(l.Reset.Sub(c.at), minAfterReset)
 	}
 	return 0
 }
 
-// minAfterReset is the least a call waits for a new window's room once
-// the calls after a reset have taken its whole limit.
-const minAfterReset = 10 * time.Millisecond
+// add counts a call of cost that goes at now: before the first answer,
+// or after the held one's reset, as sent into a window no answer has
+// counted yet.
+func (c *count) add(now time.Time, cost int64) {
+	if c.held.Known && c.held.Reset.After(now) {
+		c.sent += cost
+	} else {
+		c.after += cost
+	}
+}
+
+const (
+	// minAfterReset is the least a call waits for a new window's room
+	// once the calls after a reset have taken its whole limit.
+	minAfterReset = 10 * time.Millisecond
+	// minNoise is the least difference between two answers' resets that
+	// says they are of two windows.
+	minNoise = 20 * time.Millisecond
+)
 
 // A Shared counts calls against what a provider's rate-limit headers say,
 // for every process that shares it: the fleet module's Limiter is one.

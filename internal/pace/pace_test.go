@@ -32,7 +32,7 @@ func TestPaceWaitsForTheResetOnceNoneIsLeft(t *testing.T) {
 			t.Errorf("after the reset: wait %v, want none", w)
 		}
 
-		time.Sleep(time.Millisecond)
+		time.Sleep(time.Second) // an answer of the next window
 		tr.Observe(&http.Response{Header: header("x-ratelimit-remaining-requests", "5", "x-ratelimit-reset-requests", "1s",
 			"x-ratelimit-remaining-tokens", "100", "x-ratelimit-reset-tokens", "3s")})
 		now = time.Now()

@@ -24,11 +24,8 @@ func (l *Limiter) ReserveHeaders(ctx context.Context, limits llmhttp.RateLimits,
 	if l.h.local() {
 		return 0, errDeciding
 	}
-	now := time.Now()
-	args := make([]any, 0, 14)
-	args = appendLimit(args, limits.Requests, limits.At, now, 1)
-	args = appendLimit(args, limits.Tokens, limits.At, now, tokens)
-	args = append(args, headersTTL.Milliseconds(), limits.At.UnixNano())
+	args := headerArgs(limits, tokens, time.Now())
+	args = append(args, "") // Redis's clock
 	rctx, cancel := context.WithTimeout(ctx, l.timeout)
 	defer cancel()
 	res, err := headers.Run(rctx, l.client, []string{l.key + ":headers"}, args...).Text()
@@ -55,11 +52,20 @@ var errDeciding = errors.New("fleet: Redis is away: the Limiter decides locally"
 // its last call: a new answer starts it again.
 const headersTTL = 10 * time.Minute
 
+// headerArgs is the headers script's arguments but the last: a call of
+// tokens at now, with limits the last answer received.
+func headerArgs(limits llmhttp.RateLimits, tokens int, now time.Time) []any {
+	args := make([]any, 0, 15)
+	args = appendLimit(args, limits.Requests, limits.At, now, 1)
+	args = appendLimit(args, limits.Tokens, limits.At, now, tokens)
+	return append(args, headersTTL.Milliseconds(), limits.At.UnixNano())
+}
+
 // appendLimit appends the headers script's six arguments for l, said by
 // an answer received at at, and a call of cost.
 func appendLimit(args []any, l llmhttp.Limit, at, now time.Time, cost int) []any {
 	if !l.Known || l.Reset.IsZero() {
-		return append(args, 0, 0, 0, 0, 0, 0)
+		return append(args, 0, 0, 0, 0, 0, cost)
 	}
 	return append(args, 1, l.Remaining, l.Limit, ms(l.Reset.Sub(now)), ms(now.Sub(at)), cost)
 }

@@ -80,91 +80,100 @@ return {sums.f, sums.r, sums.ok, redis.call('ZCARD', KEYS[2])}
 `)
 
 // headers is a Limiter's count of the fleet's calls against what the
-// provider's rate-limit headers say: the algorithm of the root module's internal/pace, kept
-// in one hash (KEYS[1]) for every process, with times in milliseconds on
-// Redis's clock. For the requests (fields "r.*") and the tokens ("t.*"),
+// provider's rate-limit headers say, kept in one hash (KEYS[1]) for every
+// process, with times in milliseconds on Redis's clock. It is the
+// algorithm of the root module's internal/pace, specified by the vectors
+// of llmhttp/testdata/pace, which it passes (TestHeadersScriptVectors).
+// For the requests (fields "r.*") and the tokens ("t.*"), each on its own,
 // it holds the answer it counts from (rem: what was left, limit, reset,
-// at: when it was received), the calls sent since (sent) and, once the
-// reset has passed, since the reset (after).
+// at: when it was received), the calls sent since (sent) and, before any
+// answer or once the reset has passed, the calls sent into a window no
+// answer has counted yet (after).
 //
-// An answer is taken when it is newer than the one held and either of a
-// new window, or saying no more is left than the count kept since (plus
-// what a limit that refills as it goes may have refilled): an older or
-// stale answer changes nothing, a lower one (others' use of the key) is
-// taken. The calls sent before an answer that it does not count yet (on
-// their way) are carried over: all of them when it says as much is left
-// as the one held. A call has room before the reset when rem
-// less sent leaves its cost; after it, when the limit less after does.
+// An answer is taken when it is the first, or newer than the one held and
+// either received after its reset, or saying no more is left than the
+// count kept since plus the whole units a limit that refills as it goes
+// may have refilled: an older or stale answer changes nothing, a lower one
+// (others' use of the key) is taken. The calls sent before a taken answer
+// that it does not count yet (on their way) are carried over. A call has
+// room before the reset when rem less sent leaves its cost; after it, when
+// the limit less after does. A call with room in both is counted, each by
+// its own limit's reset.
 //
-// ARGV, for the requests then the tokens, six each: known (1 or 0),
-// remaining, limit (0 unknown), milliseconds until the reset (negative
-// once passed), the answer's age in milliseconds, the call's cost (0
-// counts nothing). ARGV[13]: the hash's time to live in milliseconds;
-// ARGV[14]: the answer's identity (its process's clock when received, in
-// nanoseconds), so that a replica passing the same answer again, whose
-// age the two clocks measure a little differently each time, is not taken
-// for a newer one.
+// ARGV, for the requests then the tokens, six each: known (1 or 0: the
+// answer says this limit and its reset), remaining, limit (0 unknown),
+// milliseconds until the reset (negative once passed), the answer's age in
+// milliseconds, the call's cost (0 counts nothing). ARGV[13]: the hash's
+// time to live in milliseconds; ARGV[14]: the answer's identity (its
+// process's clock when received, in nanoseconds), so that a replica
+// passing the same answer again, whose age the two clocks measure a
+// little differently each time, is not taken for a newer one; ARGV[15]:
+// the time in milliseconds to count at, "" for Redis's clock (the vectors
+// set it).
 // Returns the wait in milliseconds, as a string: "0" when the call has
 // room and is counted.
 var headers = redis.NewScript(`
-local t = redis.call('TIME')
-local now = tonumber(t[1]) * 1000 + tonumber(t[2]) / 1000
+local now
+if ARGV[15] ~= '' then
+  now = tonumber(ARGV[15])
+else
+  local t = redis.call('TIME')
+  now = tonumber(t[1]) * 1000 + tonumber(t[2]) / 1000
+end
 local wait = 0
 local kinds = {}
 local fresh = redis.call('HGET', KEYS[1], 'id') ~= ARGV[14]
 for k = 0, 1 do
   local b = k * 6
-  if tonumber(ARGV[b + 1]) == 1 then
-    local p = (k == 0) and 'r.' or 't.'
+  local p = (k == 0) and 'r.' or 't.'
+  local known, cost = tonumber(ARGV[b + 1]) == 1, tonumber(ARGV[b + 6])
+  local st = redis.call('HMGET', KEYS[1], p .. 'rem', p .. 'limit', p .. 'reset', p .. 'at', p .. 'sent', p .. 'after')
+  local s = {rem = tonumber(st[1]), limit = tonumber(st[2]), reset = tonumber(st[3]), at = tonumber(st[4]),
+    sent = tonumber(st[5]) or 0, after = tonumber(st[6]) or 0}
+  if known and (s.rem == nil or (fresh and now - tonumber(ARGV[b + 5]) > s.at)) then
     local rem, limit = tonumber(ARGV[b + 2]), tonumber(ARGV[b + 3])
-    local reset, at, cost = now + tonumber(ARGV[b + 4]), now - tonumber(ARGV[b + 5]), tonumber(ARGV[b + 6])
-    local st = redis.call('HMGET', KEYS[1], p .. 'rem', p .. 'limit', p .. 'reset', p .. 'at', p .. 'sent', p .. 'after')
-    local s = {rem = tonumber(st[1]), limit = tonumber(st[2]), reset = tonumber(st[3]), at = tonumber(st[4]),
-      sent = tonumber(st[5]) or 0, after = tonumber(st[6]) or 0}
+    local reset, at = now + tonumber(ARGV[b + 4]), now - tonumber(ARGV[b + 5])
     local carry
-    if s.rem == nil then
-      carry = 0
-    elseif fresh and at > s.at then
-      if at >= s.reset then
-        carry = 0
-        if limit > 0 then carry = math.max(s.after - (limit - rem), 0) end
-      else
-        local refill = 0
-        if s.limit > 0 and s.reset > s.at then
-          refill = math.ceil((s.limit - s.rem) / (s.reset - s.at) * (at - s.at))
-        end
-        if rem <= s.rem - s.sent + refill then
-          carry = 0
-          if rem <= s.rem then carry = math.max(s.sent - (s.rem - rem), 0) end
-        end
+    if s.rem == nil or at >= s.reset then
+      local used = s.after
+      if limit > 0 then used = limit - rem end
+      carry = math.max(s.after - used, 0)
+    else
+      local refill = 0
+      if s.limit > 0 and s.reset > s.at then
+        refill = math.floor((s.limit - s.rem) * (at - s.at) / (s.reset - s.at))
+      end
+      if rem <= s.rem - s.sent + refill then
+        carry = math.min(math.max(s.sent - (s.rem - rem), 0), s.sent)
       end
     end
     if carry ~= nil then
       s = {rem = rem, limit = limit, reset = reset, at = at, sent = carry, after = 0}
     end
+  end
+  if s.rem ~= nil and cost > 0 then
     local w = 0
-    if cost > 0 then
-      if s.reset > now then
-        if s.rem - s.sent < cost then w = s.reset - now end
-      elseif s.limit > 0 and s.limit - s.after < cost then
-        w = math.max(s.reset - s.at, 10)
-      end
+    if s.reset > now then
+      if s.rem - s.sent < cost then w = s.reset - now end
+    elseif s.limit > 0 and s.limit - s.after < cost then
+      w = math.max(s.reset - s.at, 10)
     end
     if w > wait then wait = w end
-    kinds[#kinds + 1] = {p = p, s = s, cost = cost}
   end
+  kinds[#kinds + 1] = {p = p, s = s, cost = cost}
 end
 for _, k in ipairs(kinds) do
   local s = k.s
-  if wait == 0 and k.cost > 0 then
-    if s.reset > now then s.sent = s.sent + k.cost else s.after = s.after + k.cost end
+  if wait == 0 then
+    if s.rem ~= nil and s.reset > now then s.sent = s.sent + k.cost else s.after = s.after + k.cost end
   end
-  redis.call('HSET', KEYS[1], k.p .. 'rem', s.rem, k.p .. 'limit', s.limit, k.p .. 'reset', string.format('%.3f', s.reset),
-    k.p .. 'at', string.format('%.3f', s.at), k.p .. 'sent', s.sent, k.p .. 'after', s.after)
+  if s.rem ~= nil then
+    redis.call('HSET', KEYS[1], k.p .. 'rem', s.rem, k.p .. 'limit', s.limit, k.p .. 'reset', string.format('%.3f', s.reset),
+      k.p .. 'at', string.format('%.3f', s.at))
+  end
+  redis.call('HSET', KEYS[1], k.p .. 'sent', s.sent, k.p .. 'after', s.after)
 end
-if #kinds > 0 then
-  redis.call('HSET', KEYS[1], 'id', ARGV[14])
-  redis.call('PEXPIRE', KEYS[1], ARGV[13])
-end
+redis.call('HSET', KEYS[1], 'id', ARGV[14])
+redis.call('PEXPIRE', KEYS[1], ARGV[13])
 return string.format('%.3f', wait)
 `)

@@ -57,7 +57,7 @@ func (p *fixedWindow) ServeHTTP(w http.ResponseWriter, _ *http.Request) {
 	h := w.Header()
 	h.Set("x-ratelimit-limit-requests", fmt.Sprint(p.limit))
 	h.Set("x-ratelimit-remaining-requests", fmt.Sprint(remaining))
-	h.Set("x-ratelimit-reset-requests", fmt.Sprintf("%.2fs", math.Ceil(left.Seconds()*100)/100))
+	h.Set("x-ratelimit-reset-requests", fmt.Sprintf("%.2fs", math.Round(left.Seconds()*100)/100))
 	if !allowed {
 		h.Set("retry-after", fmt.Sprint(int(math.Ceil(left.Seconds()))))
 		w.WriteHeader(http.StatusTooManyRequests)

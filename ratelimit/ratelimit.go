@@ -319,10 +319,7 @@ func (r *Runnable) reserveHeaders(ctx context.Context, tokens int) time.Duration
 	if r.shared == nil {
 		return wait
 	}
-	limits, ok := r.src.RateLimits()
-	if !ok {
-		return wait
-	}
+	limits, _ := r.src.RateLimits() // none yet: the fleet counts the calls before the first answer
 	if w, err := r.shared.ReserveHeaders(ctx, limits, tokens); err == nil {
 		return w
 	}

@@ -109,8 +109,6 @@ func (c *count) take(l llmhttp.Limit, at time.Time) {
 	switch {
 	case !c.held.Known || !at.Before(c.held.Reset): // the first answer, or one received after the held reset
 		carry = max(c.after-used(l, c.after), 0)
-	case l.Reset.Sub(c.held.Reset) > noise(c.held, c.at): // a window that began before it
-		carry = max(c.sent+c.after-used(l, c.sent+c.after), 0)
 	default:
 		if l.Remaining > c.held.Remaining-c.sent+refilled(c.held, c.at, at) {
 			return // stale
@@ -129,14 +127,6 @@ func used(l llmhttp.Limit, sent int64) int64 {
 	return l.Limit - l.Remaining
 }
 
-// noise is how much later than the held answer's reset another answer of
-// the same window may say it resets: the answers' transit and their
-// headers' rounding. A window that resets later than that began after
-// the held one.
-func noise(held llmhttp.Limit, at time.Time) time.Duration {
-	return max(minNoise, held.Reset.Sub(at)/64)
-}
-
 // refilled is how many whole units a limit that refills as it goes
 // (OpenAI's) may have refilled between the held answer, received at from,
 // and one received at to, at the rate that fills it by its reset: none
@@ -148,8 +138,8 @@ func refilled(held llmhttp.Limit, from, to time.Time) int64 {
 	if held.Limit <= 0 || span <= 0 {
 		return 0
 	}
-	rate := float64(held.Limit-held.Remaining) / span.Seconds()
-	return int64(math.Floor(rate * to.Sub(from).Seconds()))
+	// As the fleet's script does it, in one order: the same vectors pass.
+	return int64(math.Floor(float64(held.Limit-held.Remaining) * float64(to.Sub(from)) / float64(span)))
 }
 
 // wait is how long a call of cost at now waits for room.
@@ -183,9 +173,6 @@ const (
 	// minAfterReset is the least a call waits for a new window's room
 	// once the calls after a reset have taken its whole limit.
 	minAfterReset = 10 * time.Millisecond
-	// minNoise is the least difference between two answers' resets that
-	// says they are of two windows.
-	minNoise = 20 * time.Millisecond
 )
 
 // A Shared counts calls against what a provider's rate-limit headers say,

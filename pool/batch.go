@@ -9,6 +9,7 @@ import (
 	"github.com/steadfast-go/steadfast/core"
 	"github.com/steadfast-go/steadfast/internal/batchcheck"
 	"github.com/steadfast-go/steadfast/internal/panics"
+	"github.com/steadfast-go/steadfast/internal/room"
 )
 
 // Batch spreads the items over the deployments, each item chosen as an
@@ -27,7 +28,7 @@ func (r *Runnable) Batch(ctx context.Context, inputs []any, opts ...core.Option)
 	// call; each round kills at least one deployment, so it ends. Items
 	// that found no deployment with room wait for their limits' reset, as
 	// a call does, and are sent then.
-	var since time.Time // when the items began to wait
+	b := room.Bound{Max: r.maxWait} // since the items began to wait
 	for len(pending) > 0 {
 		idle, c := r.batchRound(ctx, pending, inputs, outs, errs, opts)
 		var again []int
@@ -38,10 +39,10 @@ func (r *Runnable) Batch(ctx context.Context, inputs []any, opts ...core.Option)
 			}
 		}
 		if len(idle) > 0 && len(again) == 0 { // nothing to send before the reset
-			if since.IsZero() {
-				since = c.now
+			if b.Since.IsZero() {
+				b.Since = c.now
 			}
-			if err := r.awaitRoom(ctx, c, since); err != nil {
+			if err := r.awaitReset(ctx, c, b); err != nil {
 				if _, refused := err.(*UnavailableError); !refused {
 					for _, i := range idle {
 						errs[i] = err

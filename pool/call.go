@@ -11,6 +11,7 @@ import (
 
 	"github.com/steadfast-go/steadfast/core"
 	"github.com/steadfast-go/steadfast/internal/errproto"
+	"github.com/steadfast-go/steadfast/internal/room"
 	"github.com/steadfast-go/steadfast/internal/streams"
 )
 
@@ -270,22 +271,24 @@ func (r *Runnable) Invoke(ctx context.Context, input any, opts ...core.Option) (
 	}
 }
 
-// next chooses the deployment of a call's attempt, waiting for their
-// limits' reset while none has room (awaitRoom).
+// next chooses the deployment of a call's attempt. While none has room
+// only because their providers' headers say so, it waits for the first
+// reset and chooses again then, taking its turn among the calls that
+// waited with it (room.Await: within WithMaxWait and the context's
+// deadline). A cooldown after failures is not waited for: the retry layer
+// decides what to do with it. Either refusal is the *UnavailableError of
+// the last choice, whose RetryAfter says when the first deployment is
+// back; a context that ends during the wait is the call's error.
 func (r *Runnable) next(ctx context.Context, input any) (choice, error) {
-	var since time.Time // when the call began to wait
-	for {
-		c := r.choose(ctx, input, r.failedMask(ctx))
+	var c choice
+	waited, err := room.Await(ctx, room.Bound{Max: r.maxWait}, func() room.Reservation {
+		c = r.choose(ctx, input, r.failedMask(ctx))
 		if c.d != nil {
-			return c, nil
+			return room.Go()
 		}
-		if since.IsZero() {
-			since = c.now
-		}
-		if err := r.awaitRoom(ctx, c, since); err != nil {
-			return c, err
-		}
-	}
+		return room.After(c.until.Sub(c.now), c.paced, nil)
+	})
+	return c, r.waitEnded(ctx, c, waited, err)
 }
 
 // invokeOn calls c's deployment.

@@ -2,9 +2,11 @@ package pool
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"time"
 
+	"github.com/steadfast-go/steadfast/internal/room"
 	"go.opentelemetry.io/otel/attribute"
 	"go.opentelemetry.io/otel/trace"
 )
@@ -29,33 +31,37 @@ func WithMaxWait(d time.Duration) Option {
 	return func(c *config) { c.maxWait = d }
 }
 
-// awaitRoom waits for the first deployment's room, when c found none only
-// because their providers' headers leave none until a reset: the call
-// chooses again then, taking its turn among the calls that waited with it.
-// It returns c's *UnavailableError instead when the wait is a cooldown's
-// (a failure's: the retry layer decides what to do with it), or would take
-// the call, which began waiting at since, past WithMaxWait or its
-// context's deadline; and the context's error if it ends during the wait.
-func (r *Runnable) awaitRoom(ctx context.Context, c choice, since time.Time) error {
-	wait := c.until.Sub(c.now)
-	if !c.paced || c.now.Sub(since)+wait > r.maxWait || beyondDeadline(ctx, c.until) {
+// waitEnded reports a wait for room that slept waited and ended with err
+// (see room.Await) on the span in ctx, and returns what the call gets: nil
+// when a deployment has room now, the *UnavailableError of c, the last
+// choice, when the wait was refused, or the context's end.
+func (r *Runnable) waitEnded(ctx context.Context, c choice, waited time.Duration, err error) error {
+	if waited > 0 {
+		if span := trace.SpanFromContext(ctx); span.IsRecording() {
+			span.AddEvent("pool.wait", trace.WithAttributes(attrWait.Float64(waited.Seconds())))
+		}
+	}
+	var tooLong *room.TooLong
+	switch {
+	case errors.As(err, &tooLong):
 		return r.unavailable(c.now, c.until)
+	case err != nil:
+		return fmt.Errorf("pool: waiting for a deployment's limits to reset: %w", err)
 	}
-	if span := trace.SpanFromContext(ctx); span.IsRecording() {
-		span.AddEvent("pool.wait", trace.WithAttributes(attrWait.Float64(wait.Seconds())))
-	}
-	t := time.NewTimer(wait)
-	defer t.Stop()
-	select {
-	case <-t.C:
-		return nil
-	case <-ctx.Done():
-		return fmt.Errorf("pool: waiting %v for a deployment's limits to reset: %w", wait.Round(time.Millisecond), context.Cause(ctx))
-	}
+	return nil
 }
 
-// beyondDeadline reports whether ctx ends before t.
-func beyondDeadline(ctx context.Context, t time.Time) bool {
-	dl, ok := ctx.Deadline()
-	return ok && dl.Before(t)
+// awaitReset waits, within b, for the reset before which c found no
+// deployment with room: a Batch's items that found none wait once, then
+// are sent again.
+func (r *Runnable) awaitReset(ctx context.Context, c choice, b room.Bound) error {
+	asked := false
+	waited, err := room.Await(ctx, b, func() room.Reservation {
+		if asked {
+			return room.Go()
+		}
+		asked = true
+		return room.After(c.until.Sub(c.now), c.paced, nil)
+	})
+	return r.waitEnded(ctx, c, waited, err)
 }

@@ -32,6 +32,7 @@ package ratelimit
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"time"
 
@@ -43,6 +44,7 @@ import (
 	"github.com/steadfast-go/steadfast/core"
 	"github.com/steadfast-go/steadfast/internal/chain"
 	"github.com/steadfast-go/steadfast/internal/pace"
+	"github.com/steadfast-go/steadfast/internal/room"
 	"github.com/steadfast-go/steadfast/internal/streams"
 	"github.com/steadfast-go/steadfast/internal/version"
 	"github.com/steadfast-go/steadfast/llmhttp"
@@ -215,36 +217,43 @@ func (r *Runnable) take(ctx context.Context, input any) (int, error) {
 }
 
 // waitForReset holds a call that the provider's own limits, as its last
-// response said them, leave no room for, until they reset (see hold). It
+// answer said them, leave no room for, until they reset, within b. It
 // counts nothing: the call is counted when it is sent (see acquire).
-func (r *Runnable) waitForReset(ctx context.Context, tokens int, start time.Time) error {
-	var waited time.Duration
-	for {
-		now := time.Now()
-		wait := r.pace.Wait(now, tokens)
-		if wait == 0 {
-			if waited > 0 {
-				r.recordWait(ctx, waited)
-			}
-			return nil
-		}
-		if err := r.hold(ctx, wait, start); err != nil {
-			return err
-		}
-		waited += time.Since(now)
+func (r *Runnable) waitForReset(ctx context.Context, tokens int, b room.Bound) error {
+	waited, err := room.Await(ctx, b, func() room.Reservation {
+		return room.After(r.pace.Wait(time.Now(), tokens), true, nil)
+	})
+	if waited > 0 {
+		r.recordWait(ctx, waited)
 	}
+	return limitedOr(ctx, err)
 }
 
-// hold waits wait for the provider's reset: refused with a *LimitedError
-// when that would take the call, which began to wait at start, past
-// WithMaxWait or the context's deadline.
-func (r *Runnable) hold(ctx context.Context, wait time.Duration, start time.Time) error {
-	total := time.Since(start) + wait
-	dl, hasDeadline := ctx.Deadline()
-	if total > r.maxWait || (hasDeadline && time.Until(dl) < wait) {
-		return &LimitedError{Wait: total, Deadline: hasDeadline && total <= r.maxWait}
+// hold waits wait for the provider's reset, within b.
+func (r *Runnable) hold(ctx context.Context, wait time.Duration, b room.Bound) error {
+	now := time.Now()
+	if ok, byDeadline := b.Fits(ctx, now, wait); !ok {
+		return &LimitedError{Wait: now.Sub(b.Since) + wait, Deadline: byDeadline}
 	}
-	return sleep(ctx, wait)
+	if room.Sleep(ctx, wait) != nil {
+		return ctx.Err()
+	}
+	r.recordWait(ctx, time.Since(now))
+	return nil
+}
+
+// limitedOr is the error of a wait that ended with err: a *LimitedError
+// for a wait refused for its bound, the context's error for a wait cut
+// short.
+func limitedOr(ctx context.Context, err error) error {
+	var tooLong *room.TooLong
+	switch {
+	case errors.As(err, &tooLong):
+		return &LimitedError{Wait: tooLong.Wait, Deadline: tooLong.Deadline}
+	case err != nil:
+		return ctx.Err()
+	}
+	return nil
 }
 
 // recordWait reports a call's wait on the span in ctx and in the
@@ -254,18 +263,6 @@ func (r *Runnable) recordWait(ctx context.Context, wait time.Duration) {
 		span.AddEvent("ratelimit.wait", trace.WithAttributes(attrWait.Float64(wait.Seconds())))
 	}
 	r.waits.Record(ctx, wait.Seconds())
-}
-
-// sleep waits d, or until ctx is done, whose error it then returns.
-func sleep(ctx context.Context, d time.Duration) error {
-	t := time.NewTimer(d)
-	defer t.Stop()
-	select {
-	case <-t.C:
-		return nil
-	case <-ctx.Done():
-		return ctx.Err()
-	}
 }
 
 // acquire takes n tokens at once: now, after a wait, or not at all. A
@@ -288,12 +285,12 @@ func (r *Runnable) acquire(ctx context.Context, n int) error {
 	if r.cost != nil {
 		tokens = n
 	}
-	start := time.Now()
+	b := room.Bound{Since: time.Now(), Max: r.maxWait}
 	for {
-		if err := r.waitForReset(ctx, tokens, start); err != nil {
+		if err := r.waitForReset(ctx, tokens, b); err != nil {
 			return err
 		}
-		if err := r.takeTurn(ctx, n, max(r.maxWait-time.Since(start), 0)); err != nil {
+		if err := r.takeTurn(ctx, n, max(r.maxWait-time.Since(b.Since), 0)); err != nil {
 			return err
 		}
 		wait := r.reserveHeaders(ctx, tokens)
@@ -301,11 +298,9 @@ func (r *Runnable) acquire(ctx context.Context, n int) error {
 			return nil
 		}
 		r.b.Adjust(ctx, -n) // the turn of a call the provider has no room for yet
-		held := time.Now()
-		if err := r.hold(ctx, wait, start); err != nil {
+		if err := r.hold(ctx, wait, b); err != nil {
 			return err
 		}
-		r.recordWait(ctx, time.Since(held))
 	}
 }
 
@@ -359,9 +354,9 @@ func (r *Runnable) takeTurn(ctx context.Context, n int, maxWait time.Duration) e
 			return nil
 		}
 	}
-	if err := sleep(ctx, wait); err != nil {
+	if room.Sleep(ctx, wait) != nil {
 		r.b.Adjust(ctx, -n) // the tokens of a call that will not go
-		return err
+		return ctx.Err()
 	}
 	return nil
 }

@@ -12,6 +12,7 @@ import (
 
 	"github.com/steadfast-go/steadfast/core"
 	"github.com/steadfast-go/steadfast/internal/errproto"
+	"github.com/steadfast-go/steadfast/internal/room"
 )
 
 // call is the state of one logical call (an Invoke, a Batch or a Stream):
@@ -30,7 +31,7 @@ type call struct {
 	metrics     bool        // metrics are on
 	// timer serves every backoff of the call, reset for each; succeed and
 	// fail stop it.
-	timer *time.Timer
+	timer room.Timer
 	// liveSpan and liveCancel are the span and timeout of the attempt
 	// under way, from startAttempt to endAttempt, so that a call cut short
 	// by a panic can end them.
@@ -248,26 +249,7 @@ func (c *call) sleep(ctx context.Context, n int, err error, d decision, items in
 
 // wait waits d on the call's one timer, and reports false when ctx ended
 // first.
-func (c *call) wait(ctx context.Context, d time.Duration) bool {
-	if c.timer == nil {
-		c.timer = time.NewTimer(d)
-	} else {
-		c.timer.Reset(d) // safe on a fired or stopped timer since Go 1.23
-	}
-	select {
-	case <-c.timer.C:
-		return true
-	case <-ctx.Done():
-		return false
-	}
-}
-
-// stopTimer releases the backoff timer when the call ends.
-func (c *call) stopTimer() {
-	if c.timer != nil {
-		c.timer.Stop()
-	}
-}
+func (c *call) wait(ctx context.Context, d time.Duration) bool { return c.timer.Sleep(ctx, d) }
 
 // newError builds, complete, the *Error of a call, or of a batch item,
 // that ended as d says after attempts attempts: its outcome, the class
@@ -291,7 +273,7 @@ func (c *call) newError(d decision, attempts int, last error) *Error {
 // succeed ends a call that succeeded on attempt n.
 func (c *call) succeed(ctx context.Context, n int, extra ...attribute.KeyValue) {
 	c.ended = true
-	c.stopTimer()
+	c.timer.Stop()
 	if c.metrics {
 		c.r.tel.calls.Add(ctx, 1, c.attrs.callOK...)
 	}
@@ -321,7 +303,7 @@ func (c *call) fail(ctx context.Context, err *Error, extra ...attribute.KeyValue
 // record ends a failed call: it counts it and ends the call span.
 func (c *call) record(ctx context.Context, err *Error, extra ...attribute.KeyValue) {
 	c.ended = true
-	c.stopTimer()
+	c.timer.Stop()
 	etype := errproto.Type(err)
 	if c.metrics {
 		c.r.tel.calls.Add(ctx, 1, c.attrs.with(attrOutcome.String(string(err.Outcome)), attrErrorType.String(etype)))

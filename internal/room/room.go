@@ -1,0 +1,139 @@
+// Package room is the one way a steadfast layer waits for room: a token
+// bucket's (ratelimit), a provider's headers' (internal/pace), a pool
+// deployment's, a budget's hold of first attempts and the fleet's Redis
+// share all answer "may it go now, and if not, when?" as a Reservation,
+// as golang.org/x/time/rate's Reservation does; the waits are bounded by
+// one rule (Bound) and slept by one timer and select (Sleep, Timer).
+package room
+
+import (
+	"context"
+	"time"
+)
+
+// Reservation is the answer to "may it go now, and if not, when?".
+type Reservation struct {
+	// Delay is how long until it may go: 0 for now.
+	Delay time.Duration
+	// OK is false when it may not go at all: never, or not within what
+	// was asked. Delay is then when room would come, if known.
+	OK bool
+	// cancel gives back the room a reservation took, nil when it took
+	// none.
+	cancel func()
+}
+
+// Go is the reservation of a call that may go now and took nothing.
+func Go() Reservation { return Reservation{OK: true} }
+
+// After is the reservation of a call that may go after delay, or, with ok
+// false, not at all (delay then says when room would come); cancel, when
+// not nil, gives back the room it took.
+func After(delay time.Duration, ok bool, cancel func()) Reservation {
+	return Reservation{Delay: delay, OK: ok, cancel: cancel}
+}
+
+// Cancel gives back the room r took, if any: the call will not go.
+func (r Reservation) Cancel() {
+	if r.cancel != nil {
+		r.cancel()
+	}
+}
+
+// Bound is the one rule that bounds every wait: the caller's deadline,
+// then the layer's longest wait (its WithMaxWait), counted from Since,
+// when the call began to wait (for Await, zero means when it first has
+// to).
+type Bound struct {
+	Since time.Time
+	Max   time.Duration
+}
+
+// Fits reports whether a wait of d from now keeps within b for a call
+// whose context is ctx; when it does not, byDeadline says the caller's
+// deadline, not b.Max, refuses it.
+func (b Bound) Fits(ctx context.Context, now time.Time, d time.Duration) (ok, byDeadline bool) {
+	if now.Sub(b.Since)+d > b.Max {
+		return false, false
+	}
+	if dl, has := ctx.Deadline(); has && dl.Before(now.Add(d)) {
+		return false, true
+	}
+	return true, false
+}
+
+// Sleep waits d, or until ctx is done, whose cause it then returns.
+func Sleep(ctx context.Context, d time.Duration) error {
+	var t Timer
+	defer t.Stop()
+	if !t.Sleep(ctx, d) {
+		return context.Cause(ctx)
+	}
+	return nil
+}
+
+// Timer sleeps on one timer, made on the first wait and reset for each
+// after it: a caller that waits many times (a retried call's backoffs)
+// makes one. Its zero value is ready; Stop it when done.
+type Timer struct{ t *time.Timer }
+
+// Sleep waits d and reports true, or reports false when ctx ends first.
+func (t *Timer) Sleep(ctx context.Context, d time.Duration) bool {
+	if t.t == nil {
+		t.t = time.NewTimer(d)
+	} else {
+		t.t.Reset(d) // safe on a fired or stopped timer since Go 1.23
+	}
+	select {
+	case <-t.t.C:
+		return true
+	case <-ctx.Done():
+		return false
+	}
+}
+
+// Stop releases the timer.
+func (t *Timer) Stop() {
+	if t.t != nil {
+		t.t.Stop()
+	}
+}
+
+// TooLong is a wait Await refused: Wait, counted from the bound's Since,
+// would pass the bound; Deadline says the caller's deadline refused it.
+type TooLong struct {
+	Wait     time.Duration
+	Deadline bool
+}
+
+// Await asks next, until it says the call may go now, sleeping what it
+// says between: the wait for a reset, asked again when it ends, since
+// others may have taken the room meanwhile. It returns how long it slept;
+// a *TooLong, at once, when the wait next asks for would pass b (or next
+// says the call may never go); or the context's cause when ctx ends
+// during a wait.
+func Await(ctx context.Context, b Bound, next func() Reservation) (time.Duration, error) {
+	var t Timer
+	defer t.Stop()
+	var slept time.Duration
+	for {
+		r := next()
+		if r.OK && r.Delay <= 0 {
+			return slept, nil // the clock is read only by a call that waits
+		}
+		now := time.Now()
+		if b.Since.IsZero() {
+			b.Since = now
+		}
+		fits, byDeadline := b.Fits(ctx, now, r.Delay)
+		if !r.OK || !fits {
+			return slept, &TooLong{Wait: now.Sub(b.Since) + r.Delay, Deadline: byDeadline}
+		}
+		if !t.Sleep(ctx, r.Delay) {
+			return slept, context.Cause(ctx)
+		}
+		slept += time.Since(now)
+	}
+}
+
+func (e *TooLong) Error() string { return "room: the wait is too long" }

@@ -26,11 +26,18 @@
 //   - adapters/eino, adapters/langchaingo (modules of their own): the Go AI
 //     frameworks' models and tools as Runnables, and back; adapters/mcp: the
 //     tools of an MCP server as Runnables, retried only when that is safe.
-//   - pool: one model served by many deployments, with cooldowns and
-//     session affinity.
+//   - pool: one model served by many deployments, with cooldowns,
+//     session affinity, dead keys routed around, and calls held for the
+//     provider's reset when no key has room.
 //   - llmhttp: what those adapters share, for writing one of your own:
-//     the adapter error, Retry-After and x-should-retry parsing, and the
-//     pump from an SDK stream to a Runnable's stream.
+//     the adapter error and Classify, the pump from an SDK stream to a
+//     Runnable's stream, usage on the span, and the provider's rate-limit
+//     headers, by which ratelimit and pool pace calls.
+//   - fleet (a module of its own): a retry budget and a ratelimit backend
+//     kept in Redis, shared by every replica that calls one provider.
+//   - adapters/temporal (a module of its own): Runnables as Temporal
+//     activities, one retry policy across both layers, streams that resume
+//     on another worker.
 //
 // Compose them retry outermost:
 //
@@ -46,15 +53,17 @@
 // Errors speak to the decorators without their importing each other: a
 // Retryable() bool method gives the retry layer a verdict, RetryAfter() a
 // hint, StatusCode() (or HTTPStatusCode()) a status, ErrorType() the
-// error.type telemetry attribute, and Local() bool (core.IsLocal) says the
-// call was refused on this side of the wire (a rate limiter, an open
-// circuit), so a circuit breaker never counts it. Every package reads
-// these methods the same way, so classification and error.type agree.
+// error.type telemetry attribute, Local() bool says the call was refused
+// on this side of the wire (a rate limiter, an open circuit), so a circuit
+// breaker never counts it, and CannotServe() bool says what answered (a
+// key, an account) cannot serve any request now, so a pool routes around
+// it. Every package reads these methods the same way, so classification
+// and error.type agree.
 //
 // A decorator that wraps one Runnable without changing its meaning has an
-// Unwrap() core.Runnable method; core.NameOf, core.IsIdempotent and
-// retry.CallAttributes follow it, so the wrapped model's name and GenAI
-// attributes survive any stack of decorators.
+// Unwrap() core.Runnable method; core.NameOf, core.IsIdempotent and the
+// call span's attributes (retry.CallAttributer) follow it, so the wrapped
+// model's name and GenAI attributes survive any stack of decorators.
 //
 // This package holds documentation only.
 package steadfast

@@ -12,7 +12,7 @@
 // (a context ended with a cause of its own, such as the retry layer's
 // per-attempt timeout or its abandoning of a stream attempt, counts as a
 // failure). Refusals made on this side of the wire, errors whose Local()
-// method reports true (core.IsLocal: a rate limiter's refusal, another
+// method reports true (a rate limiter's refusal, another
 // circuit's rejection), count neither: they say nothing of the provider's
 // health. Errors with a 4xx status other than 408 and 429 count as
 // successes: the request, not the provider, was at fault (override with

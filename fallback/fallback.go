@@ -23,7 +23,7 @@ import (
 type Runnable struct {
 	candidates []core.Runnable
 	names      []string // each candidate's Name(), or "" when it has none
-	resumable  bool     // a candidate can resume (core.CanResume)
+	resumable  bool     // a candidate can resume (core.Resumer)
 	// owner is this fallback's entry in each call's core.State: the
 	// candidate its stream committed on (durable, for a Resume in another
 	// process).
@@ -71,7 +71,7 @@ func New(candidates []core.Runnable, opts ...Option) (*Runnable, error) {
 // failure says this candidate cannot serve now. It holds for a *retry.Error
 // that ran out (outcome exhausted, budget_exhausted or
 // retry_after_too_long), and for a refusal made on this side of the wire
-// (core.IsLocal: an open circuit, a rate limiter's refusal).
+// (a Local() method: an open circuit, a rate limiter's refusal).
 func CannotServe(err error) bool {
 	if re, ok := errors.AsType[*retry.Error](err); ok {
 		switch re.Outcome {

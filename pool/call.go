@@ -15,11 +15,14 @@ import (
 	"github.com/steadfast-go/steadfast/internal/streams"
 )
 
-// UnavailableError is the pool's refusal when every deployment is cooling
-// down: made on this side of the wire (Local), and retryable after Wait,
-// when the first deployment is back. A retry layer waits exactly that; a
-// fallback moves to its next candidate (Local refusals are ones it cannot
-// serve).
+// UnavailableError is the pool's refusal when no deployment can serve: each
+// is cooling down after failures, dead (its failure said it cannot serve
+// at all), or out of room until its provider's reset for longer than the
+// call may wait (WithMaxWait, the context's deadline). It is made on this
+// side of the wire (Local), and retryable after Wait, when the first
+// deployment is back, unless every deployment is dead. A retry layer waits
+// exactly that; a fallback moves to its next candidate (Local refusals are
+// ones it cannot serve).
 type UnavailableError struct {
 	// Wait is how long until the first deployment is back.
 	Wait time.Duration

@@ -21,8 +21,8 @@ type choice struct {
 }
 
 // choose picks the deployment of one attempt (of one Batch item) among
-// those not cooling down, avoiding those that failed this call (its
-// InvocationID) while another can serve. With affinity, the key's
+// those not cooling down, avoiding those that failed this call (kept in
+// its core.State) while another can serve. With affinity, the key's
 // rendezvous winner; else the less loaded of two drawn at random, by calls
 // under way per unit of weight (the power of two choices). A deployment
 // that reads its provider's limits is chosen only if it takes one of the

@@ -134,8 +134,8 @@ func WithCooldown(allowedFails int, window, cooldown time.Duration) Option {
 	return func(c *config) { c.allowedFails, c.window, c.cooldown = allowedFails, window, cooldown }
 }
 
-// WithMeterProvider sets the meter provider of the pool.cooldowns counter;
-// the default is the global one.
+// WithMeterProvider sets the meter provider of the pool.cooldowns and
+// pool.dead counters; the default is the global one.
 func WithMeterProvider(mp metric.MeterProvider) Option {
 	return func(c *config) {
 		if mp != nil {

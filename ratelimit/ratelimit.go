@@ -9,7 +9,7 @@
 // WithMaxWait (WithMaxWait(0): never wait); a refusal is a *LimitedError
 // that the retry layer retries after exactly the wait the bucket asks for,
 // and a cost above the bucket's burst is a permanent *BurstError. Every
-// refusal reports Local() true (core.IsLocal), so a circuit breaker never
+// refusal reports Local() true, so a circuit breaker never
 // counts it. Put the limiter inside the retry layer, so that every attempt
 // takes its tokens:
 //

@@ -216,8 +216,7 @@ func TestNewTokenBudgetSmallestValues(t *testing.T) {
 	}
 }
 
-// allowNow asks b for a retry that may not wait: what Budget.AllowRetry asked
-// before the Budget interface paced.
+// allowNow asks b for a retry that may not wait.
 func allowNow(b retry.Budget, ctx context.Context) bool {
 	_, ok := b.ReserveRetry(ctx, 0)
 	return ok

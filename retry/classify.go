@@ -7,9 +7,9 @@ import (
 	"github.com/steadfast-go/steadfast/internal/errproto"
 )
 
-// retryable applies classification rules 2 to 8 (see RetryConfig) in
-// order; rule 1 (the caller's context is done) is decide's, as it ends the
-// call with its own outcome.
+// retryable applies classification rules 2 to 8 (the package doc lists
+// them) in order; rule 1 (the caller's context is done) is plan's, as it
+// ends the call with its own outcome.
 func retryable(cfg *RetryConfig, err error) bool {
 	// Rule 2: the error's own verdict (Permanent, adapters, breakers).
 	if v, ok := errproto.Retryable(err); ok {

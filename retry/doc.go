@@ -7,9 +7,12 @@
 //	out, err := r.Invoke(ctx, prompt, core.WithOperation("llm.chat"))
 //
 // A call (Invoke, Batch or Stream) makes attempts until one succeeds, an
-// error is classified as permanent, the policy's MaxRetries are spent, the
-// Budget refuses, a server's Retry-After hint exceeds MaxRetryAfter, or the
-// caller's context ends. Between attempts it sleeps
+// error is classified as permanent, the policy's MaxRetries are spent (or
+// its MaxRetriesByClass bound for the failure's Class), the Budget
+// refuses, a server's Retry-After hint exceeds MaxRetryAfter, the caller's
+// context ends, or its next wait is longer than a Continuation's HandOff
+// (the call is handed off: its caller sleeps Error.Wait and continues
+// it). Between attempts it sleeps
 //
 //	min(MaxBackoff, InitialBackoff × BackoffFactor^(retry−1)) × (1 − Jitter × U[0,1))
 //
@@ -47,8 +50,8 @@
 // by index; each item counts its own attempts. Stream retries until the
 // first chunk is delivered (the commit) and never delivers a chunk twice;
 // ChunkTimeout ends a stream that stalls after it, and with ResumeStreams
-// a Runnable that implements core.Resumer continues a broken stream from
-// its last chunk.
+// a Runnable that implements core.Resumer, and whose CanResume says so for
+// the call, continues a broken stream after the last chunk delivered.
 //
 // # Budgets
 //
@@ -61,8 +64,14 @@
 //
 // The tracer and meter come from WithTracerProvider and WithMeterProvider,
 // else the global providers; the scope is ScopeName. Spans: retry.invoke,
-// retry.batch or retry.stream for the call, and a retry.attempt child per
-// attempt, with the Attr* attributes; events retry.backoff and
+// retry.batch or retry.stream for the call (retry.operation,
+// retry.method, retry.max_retries, retry.attempts, retry.outcome, and
+// error.type on failure; retry.stream.chunks for a stream) and a
+// retry.attempt child per attempt (retry.attempt; on failure error.type,
+// retry.retryable and retry.class, and, when a backoff follows,
+// retry.backoff in seconds and retry.backoff.source: computed,
+// retry_after or budget; retry.batch.items for a Batch round,
+// retry.stream.resumed for a Resume); events retry.backoff and
 // retry.budget.hold on the call span. Metrics: retry.attempts and
 // retry.calls (counters), retry.backoff.duration (histogram, seconds) and
 // retry.budget.refused (counter), with the attributes retry.operation,

@@ -70,7 +70,11 @@ type Error struct {
 	Wait time.Duration
 }
 
-// Error returns "retry: <operation>: <outcome> after N attempts: <last error>".
+// Error returns "retry: <operation>: <outcome> after N attempts: <last
+// error>", with " (MaxRetriesByClass[<class>])" after the attempts when a
+// per-class bound ended the call; "<operation>: " is left out when the call
+// has none, and ": <last error>" when no attempt was made and the context
+// did not end it.
 func (e *Error) Error() string {
 	cause := e.Err
 	if cause == nil {

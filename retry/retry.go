@@ -23,7 +23,8 @@ import (
 // Invoke retries the call; Batch re-sends only the failed items; Stream
 // retries creation and the wait for the first chunk, and never delivers a
 // chunk twice: after the first chunk, a failure ends the stream unless
-// ResumeStreams is set and the inner chain can resume (core.CanResume), in
+// ResumeStreams is set and the inner Runnable can resume (a core.Resumer
+// whose CanResume says so), in
 // which case the stream is resumed after the last chunk delivered.
 //
 // Concurrency: a RetryRunnable is safe for concurrent use. Invoke and Batch
@@ -49,9 +50,11 @@ type RetryRunnable struct {
 	policies map[string]*RetryConfig
 	name     string           // core.NameOf(inner)
 	idem     core.Idempotency // the inner chain's, if it says
-	// resumer is the inner Runnable when core.CanResume says its chain
-	// can resume a stream, asked once, here: a Resume that cannot happen
-	// never costs a backoff, a budget's token or an attempt.
+	// resumer is the inner Runnable when it is a core.Resumer whose
+	// CanResume, asked once, here, says it can resume a stream; a stream
+	// that breaks asks it again for that call before it backs off, so a
+	// Resume that cannot happen never costs a backoff, a budget's token or
+	// an attempt.
 	resumer  core.Resumer
 	budget   Budget
 	holder   budget.Holder    // budget, when it may hold first attempts

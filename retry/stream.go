@@ -23,8 +23,9 @@ import (
 // the commit no chunk is ever delivered twice. A stream that yields nothing
 // within ChunkTimeout after a chunk has stalled: it is cancelled with the
 // cause ErrStreamStalled. An error value or a stall after the commit is the
-// last value, unless ResumeStreams is set and the inner Runnable's chain can
-// resume (core.CanResume, asked once when the RetryRunnable is built): the
+// last value, unless ResumeStreams is set and the inner Runnable can resume
+// (core.Resumer's CanResume, asked when the RetryRunnable is built and
+// again for the call when its stream breaks): the
 // failure is then classified and, when retryable, resumed after the
 // backoff, after the last chunk delivered; when resuming gives up, the
 // *Error (outcome committed) is the last value. Over a chain that cannot

@@ -21,7 +21,9 @@ func apiError(status int, code string, after time.Duration) *llmhttp.APIError {
 
 // verdict is a failure the provider itself says no retry fixes.
 func verdict(status int, code string) error {
-	return &llmhttp.Verdict{APIError: apiError(status, code, 0), Retry: false}
+	a := apiError(status, code, 0)
+	a.Permanent = true
+	return llmhttp.Classify(a, nil, "")
 }
 
 func TestToApplicationError(t *testing.T) {

@@ -21,7 +21,7 @@ import (
 // A quota 429 that the retry layer stopped on is NonRetryable for
 // Temporal, with the API's code as its type.
 func ExampleToApplicationError() {
-	quota := &llmhttp.Verdict{APIError: &llmhttp.APIError{Status: 429, Code: "insufficient_quota", Err: errors.New("429 Too Many Requests")}}
+	quota := llmhttp.Classify(&llmhttp.APIError{Status: 429, Code: "insufficient_quota", Err: errors.New("429 Too Many Requests"), Dead: true}, nil, "")
 	err := temporal.ToApplicationError(&retry.Error{Outcome: retry.OutcomeNotRetryable, Attempts: 1, Err: quota})
 	var app *sdktemporal.ApplicationError
 	if errors.As(err, &app) {

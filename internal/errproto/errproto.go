@@ -8,7 +8,8 @@
 //	StatusCode() int           an HTTP-like status (or HTTPStatusCode() int)
 //	RetryAfter() time.Duration the server's hint
 //	ErrorType() string         the error's own bounded error.type
-//	Local() bool               refused on this side of the wire (core.IsLocal)
+//	Local() bool               refused on this side of the wire
+//	CannotServe() bool         what answered cannot serve any request now
 package errproto
 
 import (

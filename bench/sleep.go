@@ -17,13 +17,3 @@ func Sleep(ctx context.Context, d time.Duration) error {
 		return ctx.Err()
 	}
 }
-
-// Send delivers v on ch, or reports false when ctx ends first.
-func Send(ctx context.Context, ch chan<- any, v any) bool {
-	select {
-	case ch <- v:
-		return true
-	case <-ctx.Done():
-		return false
-	}
-}

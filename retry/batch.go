@@ -59,7 +59,7 @@ func (r *RetryRunnable) Batch(ctx context.Context, inputs []any, opts ...core.Op
 }
 
 // batchCall is the state of one Batch call: its bookkeeping (send, merge,
-// finish). What follows a failed round is decide's.
+// finish). What follows a failed round is plan's.
 type batchCall struct {
 	c       call
 	inputs  []any

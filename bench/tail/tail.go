@@ -21,6 +21,7 @@ import (
 	"github.com/steadfast-go/steadfast/bench"
 	"github.com/steadfast-go/steadfast/core"
 	"github.com/steadfast-go/steadfast/hedge"
+	"github.com/steadfast-go/steadfast/internal/streams"
 )
 
 // Scenario is the shape of the load and of the provider.
@@ -93,7 +94,7 @@ func (p *provider) Stream(ctx context.Context, _ any, _ ...core.Option) (<-chan 
 	go func() {
 		defer close(ch)
 		for i := range 3 {
-			if bench.Sleep(ctx, d) != nil || !bench.Send(ctx, ch, i) {
+			if bench.Sleep(ctx, d) != nil || !streams.Send(ctx, ch, i) {
 				return
 			}
 			d = time.Millisecond // between the later chunks

@@ -47,11 +47,12 @@ func TestBodyHintLongerThanMaxRetryAfter(t *testing.T) {
 	})
 }
 
-// A quota that resets in days is not waited for: the call ends at once.
-func TestBodyHintOfDaysIsPermanent(t *testing.T) {
+// A quota that resets in days is not waited for: the call ends at once,
+// as for any hint too long to wait (one outcome everywhere).
+func TestBodyHintOfDaysIsTooLong(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		h := newHarness(t, tpmLimited("2 days"), completion("unreachable"))
 		_, err := h.R.Invoke(t.Context(), "Say hello")
-		h.WantOutcome(t, err, retry.OutcomeNotRetryable, 1)
+		h.WantOutcome(t, err, retry.OutcomeRetryAfterTooLong, 1)
 	})
 }

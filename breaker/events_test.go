@@ -1,7 +1,6 @@
 package breaker_test
 
 import (
-	"context"
 	"testing"
 	"testing/synctest"
 	"time"
@@ -58,22 +57,6 @@ func TestStateChangesAreOnTheSpanOfTheCallThatMadeThem(t *testing.T) {
 			if len(got) != len(w) || (len(w) > 0 && got[0] != w[0]) {
 				t.Errorf("call %d: events %q, want %q", i+1, got, w)
 			}
-		}
-	})
-}
-
-// BenchmarkInvokeConcurrent is a closed circuit under about 1 000
-// concurrent callers: each call takes gobreaker's lock once to be admitted
-// and once to be reported.
-func BenchmarkInvokeConcurrent(b *testing.B) {
-	inner := mock.New(mock.OK("ok"))
-	br := newBreaker(b, inner)
-	b.SetParallelism(500) // × GOMAXPROCS goroutines
-	b.ReportAllocs()
-	b.RunParallel(func(pb *testing.PB) {
-		ctx := context.Background()
-		for pb.Next() {
-			_, _ = br.Invoke(ctx, "q")
 		}
 	})
 }

@@ -41,14 +41,13 @@ func (r *Runnable) waitEnded(ctx context.Context, c choice, waited time.Duration
 			span.AddEvent("pool.wait", trace.WithAttributes(attrWait.Float64(waited.Seconds())))
 		}
 	}
-	var tooLong *room.TooLong
-	switch {
-	case errors.As(err, &tooLong):
-		return r.unavailable(c.now, c.until)
-	case err != nil:
-		return fmt.Errorf("pool: waiting for a deployment's limits to reset: %w", err)
+	if err == nil {
+		return nil
 	}
-	return nil
+	if _, refused := errors.AsType[*room.TooLong](err); refused {
+		return r.unavailable(c.now, c.until)
+	}
+	return fmt.Errorf("pool: waiting for a deployment's limits to reset: %w", err)
 }
 
 // awaitReset waits, within b, for the reset before which c found no

@@ -246,14 +246,13 @@ func (r *Runnable) hold(ctx context.Context, wait time.Duration, b room.Bound) e
 // for a wait refused for its bound, the context's error for a wait cut
 // short.
 func limitedOr(ctx context.Context, err error) error {
-	var tooLong *room.TooLong
-	switch {
-	case errors.As(err, &tooLong):
-		return &LimitedError{Wait: tooLong.Wait, Deadline: tooLong.Deadline}
-	case err != nil:
-		return ctx.Err()
+	if err == nil {
+		return nil
 	}
-	return nil
+	if tooLong, refused := errors.AsType[*room.TooLong](err); refused {
+		return &LimitedError{Wait: tooLong.Wait, Deadline: tooLong.Deadline}
+	}
+	return ctx.Err()
 }
 
 // recordWait reports a call's wait on the span in ctx and in the

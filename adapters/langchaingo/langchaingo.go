@@ -22,7 +22,6 @@ import (
 	"github.com/tmc/langchaingo/llms"
 
 	"github.com/steadfast-go/steadfast/core"
-	"github.com/steadfast-go/steadfast/internal/streams"
 )
 
 type callOptionsKey struct{}
@@ -113,7 +112,7 @@ func (r *ModelRunnable) Stream(ctx context.Context, input any, opts ...core.Opti
 			if len(chunk) == 0 { // nothing a retry layer should commit on
 				return nil
 			}
-			if !streams.Send(ctx, ch, string(chunk)) {
+			if !send(ctx, ch, string(chunk)) {
 				return ctx.Err()
 			}
 			return nil
@@ -122,9 +121,9 @@ func (r *ModelRunnable) Stream(ctx context.Context, input any, opts ...core.Opti
 		switch {
 		case ctx.Err() != nil:
 		case err != nil:
-			streams.Send(ctx, ch, r.adapt(err))
+			send(ctx, ch, r.adapt(err))
 		default:
-			streams.Send(ctx, ch, res)
+			send(ctx, ch, res)
 		}
 	}()
 	return ch, nil
@@ -152,3 +151,14 @@ func (e *inputError) Error() string {
 	return fmt.Sprintf("langchaingo: a model takes a string or []llms.MessageContent, not %T", e.input)
 }
 func (e *inputError) Retryable() bool { return false }
+
+// send delivers v on ch unless ctx ends first: the producer never blocks on
+// a consumer that has gone.
+func send(ctx context.Context, ch chan<- any, v any) bool {
+	select {
+	case ch <- v:
+		return true
+	case <-ctx.Done():
+		return false
+	}
+}

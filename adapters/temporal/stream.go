@@ -10,7 +10,6 @@ import (
 	"go.temporal.io/sdk/temporal"
 
 	"github.com/steadfast-go/steadfast/core"
-	"github.com/steadfast-go/steadfast/internal/streams"
 )
 
 // Delivery says which chunk of which call deliver is handed: Seq counts
@@ -143,8 +142,8 @@ func (s *streamRun) open(ctx context.Context, in any, cp checkpoint) (<-chan any
 	}
 	resumer, ok := s.r.(core.Resumer)
 	if !ok || !resumer.CanResume(ctx) {
-		return nil, permanent("not_resumable", fmt.Errorf("temporal: StreamActivity: %d chunks were delivered and the Runnable cannot resume its stream: %w",
-			cp.Delivered, streams.ErrNotResumable))
+		return nil, permanent("not_resumable", fmt.Errorf("temporal: StreamActivity: %d chunks were delivered and the Runnable cannot resume its stream",
+			cp.Delivered))
 	}
 	last, err := s.o.decodeChunk(cp.Last)
 	if err != nil {

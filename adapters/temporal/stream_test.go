@@ -48,7 +48,7 @@ func (c *chunker) Resume(ctx context.Context, _ any, last any, _ ...core.Option)
 	c.mu.Unlock()
 	n, ok := last.(int)
 	if !ok || id != "resp_42" {
-		return nil, fmt.Errorf("chunker: cannot resume after %#v of %q: %w", last, id, streams.ErrNotResumable)
+		return nil, retry.Permanent(fmt.Errorf("chunker: cannot resume after %#v of %q", last, id))
 	}
 	return c.from(ctx, n+1), nil
 }

@@ -94,7 +94,7 @@ func (w *wordStream) Resume(ctx context.Context, _ any, last any, _ ...core.Opti
 	s, _ := last.(string)
 	n, err := strconv.Atoi(strings.TrimPrefix(s, "w"))
 	if id != "words-1" || err != nil {
-		return nil, fmt.Errorf("wordStream: no stream %q to resume after %#v: %w", id, last, streams.ErrNotResumable)
+		return nil, retry.Permanent(fmt.Errorf("wordStream: no stream %q to resume after %#v", id, last))
 	}
 	return w.from(ctx, n+1), nil
 }

@@ -24,7 +24,7 @@ func newAdaptive(t *testing.T, ratio, minRate float64, maxWait time.Duration) *b
 }
 
 // Under retry, the budget's wait replaces a shorter backoff and is
-// reported as its source; a wait past the caller's deadline ends the call.
+// reported as its source.
 func TestPacingWaitUnderRetry(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		b := newAdaptive(t, 1, 2, time.Second) // 2 retries/s when quiet
@@ -41,13 +41,49 @@ func TestPacingWaitUnderRetry(t *testing.T) {
 		}
 		wantAttrs(t, "paced attempt", rec.ended("retry.attempt")[0].Attributes(),
 			map[string]string{"retry.backoff.source": "budget", "retry.backoff": "0.5"})
-
-		ctx, cancel := context.WithTimeout(t.Context(), 100*time.Millisecond)
-		defer cancel()
-		b.ReserveRetry(t.Context(), time.Hour)
-		_, err := newRetry(t, mock.New(mock.Fail(errTransient)), cfg, retry.WithBudget(b)).Invoke(ctx, "q")
-		wantOutcome(t, err, retry.OutcomeDeadline, 1)
 	})
+}
+
+// A retry the budget's pace would hold past the caller's deadline is
+// decided by what recent retries achieved: where they have been
+// succeeding, it goes at once, within the deadline; where they have been
+// failing, it is refused. Either way no call waits into a certain
+// failure.
+func TestTheBudgetDecidesUnderTheCallersDeadline(t *testing.T) {
+	cfg := retry.RetryConfig{MaxRetries: 1, InitialBackoff: 10 * time.Millisecond, MaxBackoff: 10 * time.Millisecond}
+	for name, tc := range map[string]struct {
+		retriesWork bool
+		want        retry.Outcome
+		attempts    int
+		took        time.Duration
+	}{
+		"retries have been succeeding": {true, retry.OutcomeSuccess, 2, 10 * time.Millisecond},
+		"retries have been failing":    {false, retry.OutcomeBudgetExhausted, 1, 0},
+	} {
+		synctest.Test(t, func(t *testing.T) {
+			ctx := t.Context()
+			b := newAdaptive(t, 1, 2, time.Second) // 2 retries/s when quiet
+			for range 20 {                         // a quorum of retries, all succeeding or all failing
+				b.RecordAttempt(ctx, 2, tc.retriesWork)
+			}
+			b.ReserveRetry(ctx, time.Hour) // the bucket's one token: the next waits for a refill
+			dctx, cancel := context.WithTimeout(ctx, 50*time.Millisecond) // shorter than any wait the pace asks here
+			defer cancel()
+			start := time.Now()
+			out, err := newRetry(t, mock.New(mock.Fail(errTransient), mock.OK("ok")), cfg, retry.WithBudget(b)).Invoke(dctx, "q")
+			took := time.Since(start)
+			if tc.want == retry.OutcomeSuccess {
+				if err != nil || out != "ok" || took != tc.took {
+					t.Errorf("%s: Invoke() = %v, %v after %v; want ok after the 10ms backoff", name, out, err, took)
+				}
+				return
+			}
+			wantOutcome(t, err, tc.want, tc.attempts)
+			if took != tc.took {
+				t.Errorf("%s: took %v, want %v: refused at once", name, took, tc.took)
+			}
+		})
+	}
 }
 
 type errDown struct{}

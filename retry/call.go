@@ -343,21 +343,27 @@ func (c *call) stopped(ctx context.Context, attempts int, last error) *Error {
 }
 
 // reserveRetry asks the budget, if any, for one retry: the wait a pacing
-// budget asks for, and whether it is allowed. It counts a refusal.
+// budget asks for, and whether it is allowed. The longest wait it may
+// answer is what the caller's deadline leaves, so that a budget decides
+// what to do with a retry it would hold past it, rather than hold it into
+// a certain failure. It counts a refusal.
 func (c *call) reserveRetry(ctx context.Context) (time.Duration, bool) {
 	if c.r.budget == nil {
 		return 0, true
 	}
-	wait, ok := c.r.budget.ReserveRetry(ctx, maxBudgetWait)
+	maxWait := maxBudgetWait
+	if dl, ok := ctx.Deadline(); ok {
+		maxWait = max(time.Until(dl)-time.Nanosecond, time.Nanosecond)
+	}
+	wait, ok := c.r.budget.ReserveRetry(ctx, maxWait)
 	if !ok && c.metrics {
 		c.r.tel.budgetRefused.Add(ctx, 1, c.attrs.attemptOK...)
 	}
 	return wait, ok
 }
 
-// maxBudgetWait is the retry layer's bound on a budget's wait: none of its
-// own. The budget's setting bounds it, and decide ends the call when it
-// would pass the caller's deadline.
+// maxBudgetWait is the retry layer's bound on a budget's wait when the
+// call has no deadline: none of its own. The budget's setting bounds it.
 const maxBudgetWait = time.Duration(math.MaxInt64)
 
 // recordAttempt tells the budget, if any, how attempt n ended.

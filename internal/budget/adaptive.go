@@ -347,6 +347,7 @@ type Pacing struct {
 	tokens         float64   // may go negative: retries reserved ahead
 	last           time.Time // when tokens were last refilled
 	lastShare      float64   // the success share of the last window with a quorum of retries
+	recent         float64   // the success share the last rate was worked out with
 	held           float64   // the first attempts' tokens: may go negative too
 	heldLast       time.Time // when held was last refilled
 }
@@ -381,7 +382,8 @@ func (p *Pacing) Rate(firsts, retries, ok int64, span time.Duration) float64 {
 // rate is Rate with the share presumed of the retries missing from a
 // quorum.
 func (p *Pacing) rate(firsts, retries, ok int64, span time.Duration, presume float64) float64 {
-	return max(p.minRate, p.ratio*p.share(retries, ok, presume)*float64(firsts)/span.Seconds())
+	p.recent = p.share(retries, ok, presume)
+	return max(p.minRate, p.ratio*p.recent*float64(firsts)/span.Seconds())
 }
 
 // share is the success share of n retries of which ok succeeded. Fewer
@@ -402,9 +404,17 @@ func (p *Pacing) share(n, ok int64, presume float64) float64 {
 
 // Reserve adds the tokens earned at rate since its last call (the bucket
 // holds at most burstSpan, a hundredth of a second, of them, and at least
-// one) and takes one: the wait until
-// it is due, or false, taking nothing, when that would be longer than
-// maxWait or the setting's.
+// one) and takes one: the wait until it is due, or false, taking nothing,
+// when that would be longer than the setting's maxWait.
+//
+// A maxWait shorter than the wait, but positive, is the time the caller's
+// deadline leaves: the pace would hold the retry past it, which is a
+// certain failure. The budget then decides with what it knows of recent
+// retries: where they have been succeeding (at least helpfulShare of them,
+// as the rate was last worked out), the retry goes now, its token taken as
+// debt, so later retries wait the longer; where they have been failing (an
+// outage, a collapse), it is refused. A maxWait of 0 (a hedge's) never
+// borrows.
 func (p *Pacing) Reserve(now time.Time, rate float64, maxWait time.Duration) (time.Duration, bool) {
 	rate = max(rate, minRate)
 	burst := max(rate*burstSpan.Seconds(), 1)
@@ -415,12 +425,23 @@ func (p *Pacing) Reserve(now time.Time, rate float64, maxWait time.Duration) (ti
 		return 0, true
 	}
 	wait := time.Duration((1 - p.tokens) / rate * float64(time.Second))
-	if wait > min(maxWait, p.maxWait) {
+	switch {
+	case wait > p.maxWait:
 		return 0, false
+	case wait > maxWait:
+		if maxWait <= 0 || p.recent < helpfulShare {
+			return 0, false
+		}
+		p.tokens--
+		return 0, true
 	}
 	p.tokens--
 	return wait, true
 }
+
+// helpfulShare is the success share of recent retries at which a retry the
+// pace would hold past the caller's deadline goes now instead.
+const helpfulShare = 0.5
 
 // holdRate returns the rate at which first attempts may go after a span in
 // which attempts attempts were made and failed of them failed, when first

@@ -145,3 +145,37 @@ func allowNow(b *budget.Adaptive, ctx context.Context) bool {
 	_, ok := b.ReserveRetry(ctx, 0)
 	return ok
 }
+
+// The pace holds a retry past what the caller's deadline leaves: it goes
+// now, as debt, while recent retries succeed, and is refused while they
+// fail; a hedge's maxWait of 0 never borrows.
+func TestPacingUnderADeadline(t *testing.T) {
+	for name, tc := range map[string]struct {
+		ok, helpful bool
+		maxWait     time.Duration
+		want        bool
+	}{
+		"succeeding retries borrow":   {true, true, 100 * time.Millisecond, true},
+		"failing retries are refused": {false, false, 100 * time.Millisecond, false},
+		"a hedge never borrows":       {true, true, 0, false},
+	} {
+		p, err := budget.NewPacing(1, 2, time.Second)
+		if err != nil {
+			t.Fatal(err)
+		}
+		now := time.Now()
+		var good int64
+		if tc.helpful {
+			good = 20
+		}
+		rate := p.Rate(0, 20, good, time.Second) // 2 a second: the floor
+		p.Reserve(now, rate, time.Hour)          // the one token
+		wait, ok := p.Reserve(now, rate, tc.maxWait)
+		if ok != tc.want || wait != 0 {
+			t.Errorf("%s: Reserve = %v, %v; want %v at once", name, wait, ok, tc.want)
+		}
+		if wait, ok := p.Reserve(now, rate, time.Hour); !ok || wait <= 500*time.Millisecond && tc.want {
+			t.Errorf("%s: the next retry waits %v, %v; want longer than 500ms after a borrow", name, wait, ok)
+		}
+	}
+}

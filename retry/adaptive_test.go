@@ -66,7 +66,7 @@ func TestTheBudgetDecidesUnderTheCallersDeadline(t *testing.T) {
 			for range 20 {                         // a quorum of retries, all succeeding or all failing
 				b.RecordAttempt(ctx, 2, tc.retriesWork)
 			}
-			b.ReserveRetry(ctx, time.Hour) // the bucket's one token: the next waits for a refill
+			b.ReserveRetry(ctx, time.Hour)                                // the bucket's one token: the next waits for a refill
 			dctx, cancel := context.WithTimeout(ctx, 50*time.Millisecond) // shorter than any wait the pace asks here
 			defer cancel()
 			start := time.Now()

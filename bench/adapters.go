@@ -6,6 +6,7 @@ package bench
 
 import (
 	"context"
+	"strings"
 	"time"
 
 	"github.com/avast/retry-go/v4"
@@ -164,3 +165,7 @@ func (f failsafeRetrier) Name() string { return f.name }
 func (f failsafeRetrier) Do(ctx context.Context, op Op) error {
 	return f.exec.WithContext(ctx).Run(func() error { return op(ctx) })
 }
+
+// IsPeer reports whether lib is another retry library: neither the
+// no-retry baseline nor a steadfast setting.
+func IsPeer(lib string) bool { return lib != "no-retry" && !strings.HasPrefix(lib, "steadfast") }

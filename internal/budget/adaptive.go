@@ -198,9 +198,9 @@ func (b *Adaptive) ReserveRetry(_ context.Context, maxWait time.Duration) (time.
 // unless more than half of the recent attempts failed; else it waits for
 // a turn at twice the rate of recent successes, asking again every tenth
 // of a second or so until its turn is near, for at most the budget's
-// MaxWait in all, and then goes. While nothing is held it costs one
-// atomic load.
-func (b *Adaptive) HoldFirst(_ context.Context, held time.Duration) (wait time.Duration, again bool) {
+// MaxWait in all, and then goes. A call with a deadline is not held while
+// recent retries succeed. While nothing is held it costs one atomic load.
+func (b *Adaptive) HoldFirst(ctx context.Context, held time.Duration) (wait time.Duration, again bool) {
 	if !b.holding.Load() {
 		b.countHeld(held, 0, false)
 		return 0, false
@@ -208,7 +208,11 @@ func (b *Adaptive) HoldFirst(_ context.Context, held time.Duration) (wait time.D
 	now := time.Now()
 	b.mu.Lock()
 	defer b.mu.Unlock()
-	if _, hold := b.rates(now); hold > 0 {
+	_, hold := b.rates(now)
+	_, deadline := ctx.Deadline()
+	// A call with a deadline is not held while recent retries succeed: the
+	// hold would spend the time its retries need (an overload's).
+	if hold > 0 && !(deadline && b.pace.recent >= helpfulShare) {
 		wait, again = b.pace.hold(now, hold, held)
 	}
 	b.countHeld(held, wait, again)
@@ -412,9 +416,9 @@ func (p *Pacing) share(n, ok int64, presume float64) float64 {
 // certain failure. The budget then decides with what it knows of recent
 // retries: where they have been succeeding (at least helpfulShare of them,
 // as the rate was last worked out), the retry goes now, its token taken as
-// debt, so later retries wait the longer; where they have been failing (an
-// outage, a collapse), it is refused. A maxWait of 0 (a hedge's) never
-// borrows.
+// debt (up to what the pace repays within its maxWait), so later retries
+// wait the longer; where they have been failing (an outage, a collapse),
+// it is refused. A maxWait of 0 (a hedge's) never borrows.
 func (p *Pacing) Reserve(now time.Time, rate float64, maxWait time.Duration) (time.Duration, bool) {
 	rate = max(rate, minRate)
 	burst := max(rate*burstSpan.Seconds(), 1)
@@ -426,22 +430,22 @@ func (p *Pacing) Reserve(now time.Time, rate float64, maxWait time.Duration) (ti
 	}
 	wait := time.Duration((1 - p.tokens) / rate * float64(time.Second))
 	switch {
-	case wait > p.maxWait:
-		return 0, false
-	case wait > maxWait:
-		if maxWait <= 0 || p.recent < helpfulShare {
-			return 0, false
-		}
+	case wait <= min(maxWait, p.maxWait):
 		p.tokens--
+		return wait, true
+	case wait > maxWait && maxWait > 0 && p.recent >= helpfulShare:
+		// The debt is bounded by what the pace repays within its maxWait,
+		// so that calls without a deadline are paced, not refused, once
+		// the deadlines' retries stop.
+		p.tokens = max(p.tokens-1, 1-rate*p.maxWait.Seconds())
 		return 0, true
 	}
-	p.tokens--
-	return wait, true
+	return 0, false
 }
 
 // helpfulShare is the success share of recent retries at which a retry the
 // pace would hold past the caller's deadline goes now instead.
-const helpfulShare = 0.5
+const helpfulShare = 0.2
 
 // holdRate returns the rate at which first attempts may go after a span in
 // which attempts attempts were made and failed of them failed, when first

@@ -179,3 +179,37 @@ func TestPacingUnderADeadline(t *testing.T) {
 		}
 	}
 }
+
+// While most attempts fail, first attempts are held; a call with a
+// deadline is not, while recent retries succeed (an overload's lulls), and
+// is, while they fail (an outage).
+func TestHoldFirstUnderADeadline(t *testing.T) {
+	for name, tc := range map[string]struct {
+		retriesWork, deadline, held bool
+	}{
+		"no deadline: held":                   {true, false, true},
+		"a deadline, retries succeeding: not": {true, true, false},
+		"a deadline, retries failing: held":   {false, true, true},
+	} {
+		synctest.Test(t, func(t *testing.T) {
+			ctx := t.Context()
+			b := newAdaptive(t, 0.5, 1, time.Second)
+			for range 30 { // most attempts fail: first attempts
+				b.RecordAttempt(ctx, 1, false)
+			}
+			for range 20 { // a quorum of retries
+				b.RecordAttempt(ctx, 2, tc.retriesWork)
+			}
+			b.HoldFirst(ctx, 0) // a probe may go
+			if tc.deadline {
+				var cancel context.CancelFunc
+				ctx, cancel = context.WithTimeout(ctx, 250*time.Millisecond)
+				defer cancel()
+			}
+			wait, again := b.HoldFirst(ctx, 0)
+			if held := wait > 0 || again; held != tc.held {
+				t.Errorf("%s: HoldFirst = %v, %v; want held %v", name, wait, again, tc.held)
+			}
+		})
+	}
+}

@@ -99,8 +99,10 @@ func (c *call) hold(ctx context.Context) {
 }
 
 // holdFirst waits as long as a holding budget asks before the call's first
-// attempt, unless the caller's deadline would pass first; the caller's
-// context ending the wait ends the call before its first attempt.
+// attempt, unless that would leave the attempt less time before the
+// caller's deadline than it was held: a hold never spends the time the
+// call needs. The caller's context ending the wait ends the call before
+// its first attempt.
 func (c *call) holdFirst(ctx context.Context) {
 	var held time.Duration
 	for again := true; again; {
@@ -109,7 +111,7 @@ func (c *call) holdFirst(ctx context.Context) {
 		if d <= 0 {
 			break
 		}
-		if pastDeadline(ctx, d) {
+		if pastDeadline(ctx, 2*d) { // the attempt keeps as long as it was held
 			break
 		}
 		if !c.wait(ctx, d) {

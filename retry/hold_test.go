@@ -87,6 +87,29 @@ func TestHoldIsSkippedWhenTheDeadlineIsNearer(t *testing.T) {
 	})
 }
 
+// A hold that would leave the attempt less time than it was held is
+// skipped too: a deadline of 1.5 s leaves the attempt only half a second
+// after a hold of one.
+func TestHoldNeverSpendsTheTimeTheCallNeeds(t *testing.T) {
+	for _, tc := range []struct {
+		deadline, want time.Duration
+	}{{1500 * time.Millisecond, 0}, {2500 * time.Millisecond, time.Second}} {
+		synctest.Test(t, func(t *testing.T) {
+			var at time.Time
+			r := heldASecond(t, &at)
+			ctx, cancel := context.WithTimeout(t.Context(), tc.deadline)
+			defer cancel()
+			start := time.Now()
+			if _, err := r.Invoke(ctx, "q"); err != nil {
+				t.Fatal(err)
+			}
+			if got := at.Sub(start); got != tc.want {
+				t.Errorf("deadline %v: first attempt after %v, want %v", tc.deadline, got, tc.want)
+			}
+		})
+	}
+}
+
 // The caller cancelling during a hold ends the call with no attempt made.
 func TestCancelDuringTheHold(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {

@@ -315,7 +315,7 @@ var Shapes = []Shape{
 	{Name: "overload", Duration: 4 * time.Second, Slots: 2, Service: Service,
 		Clients: 25, Think: 250 * time.Millisecond, Herd: true},
 	{Name: "spike", Duration: 6 * time.Second, Bucket: 1000, BucketBurst: 50, Service: Service,
-		Rate: 800, SpikeStart: 2 * time.Second, SpikeEnd: 4 * time.Second, SpikeFactor: 4},
+		Rate: 600, SpikeStart: 2 * time.Second, SpikeEnd: 4 * time.Second, SpikeFactor: 4},
 	{Name: "collapse", Duration: 8 * time.Second, Slots: 5, Service: Service, Metastable: true,
 		Clients: 50, MaxThink: 800 * time.Millisecond, Spread: 800 * time.Millisecond,
 		SpikeStart: 2 * time.Second, SpikeEnd: 3 * time.Second, SpikeFactor: 4},

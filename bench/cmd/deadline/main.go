@@ -30,6 +30,7 @@ import (
 var (
 	seed = flag.Uint64("seed", 1, "seed of the arrivals and think times")
 	only = flag.String("shape", "", "run only these shapes, comma-separated")
+	dls  = flag.String("deadlines", "", "run only these deadlines, comma-separated (none, 240ms, 1s)")
 )
 
 // recommended is the library whose targets are judged.
@@ -55,6 +56,9 @@ func run(ctx context.Context, w io.Writer, quick bool, out string) error {
 			continue
 		}
 		for _, d := range deadlines {
+			if *dls != "" && !strings.Contains(","+*dls+",", ","+name(d)+",") {
+				continue
+			}
 			var results []deadline.Result
 			for _, r := range storm.Contenders(deadline.Policy) {
 				if ctx.Err() != nil {

@@ -43,8 +43,9 @@ func main() {
 func run(ctx context.Context, w io.Writer, quick bool, out string) error {
 	shapes, deadlines := deadline.Shapes, deadline.Deadlines
 	if quick {
-		shapes, deadlines = shapes[:1], deadlines[1:2]
-		shapes[0].Duration = time.Second
+		s := shapes[0]
+		s.Duration = time.Second
+		shapes, deadlines = []deadline.Shape{s}, deadlines[1:2]
 	}
 	var buf strings.Builder
 	mw := io.MultiWriter(w, &buf)

@@ -121,15 +121,16 @@ func (b *TokenBudget) Tokens() float64 {
 //
 // What it trades: without a deadline it wins by queueing, so its tail is
 // longer than other libraries' (a held or paced call waits up to a
-// second); with a deadline it retries about as much as they do where
-// retries help, and far less where they harm. bench/ runs it in every storm
-// family (open and closed loop, clients starting together or not), on
-// providers four times smaller and larger, and with deadlines of 12 and 50
-// times the service time: it succeeds as often as the other Go retry
-// libraries in an overload, or more; it makes fewer attempts than no
-// retrying during a total outage; and a provider that collapsed recovers
-// sooner than without retries. Each call returns a new budget: share the
-// one value among the RetryRunnables that call one provider.
+// second). With a deadline it retries about as much as they do where
+// retries help, and far less where they harm, and its tail is theirs; but
+// where retries take room from first attempts (a token bucket saturated
+// for seconds) it does a few points worse than not retrying. bench/ runs
+// it in every storm family (open and closed loop, clients starting
+// together or not), on providers four times smaller and larger, and with
+// deadlines of 12 and 50 times the service time; its README has the
+// figures, those it does not meet included. Each call returns a new
+// budget: share the one value among the RetryRunnables that call one
+// provider.
 func RecommendedBudget() Budget {
 	b, err := budget.NewAdaptive(0.5, 1, time.Second)
 	if err != nil {

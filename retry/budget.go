@@ -20,9 +20,13 @@ import (
 type Budget interface {
 	// ReserveRetry takes one retry's turn: the wait, at most maxWait,
 	// before the retry may be made (0 for now), or ok false to refuse it,
-	// taking nothing. The retry layer waits the longer of its backoff and
-	// that wait, reported as retry.backoff.source "budget"; a hedge asks
-	// with a maxWait of 0.
+	// taking nothing. The retry layer passes what the caller's deadline
+	// leaves (no bound without one), waits the longer of its backoff and
+	// that wait, reported as retry.backoff.source "budget", and ends the
+	// call when the wait would pass the deadline; a budget that would hold
+	// the retry longer than maxWait decides instead whether it goes now or
+	// not at all (RecommendedBudget does, by what recent retries
+	// achieved). A hedge asks with a maxWait of 0.
 	ReserveRetry(ctx context.Context, maxWait time.Duration) (wait time.Duration, ok bool)
 	// RecordAttempt reports how attempt n of a call (1 for its first)
 	// ended: a success, or a retryable failure. Failures that are not

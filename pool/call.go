@@ -289,7 +289,7 @@ func (r *Runnable) next(ctx context.Context, input any) (choice, error) {
 		if c.d != nil {
 			return room.Go()
 		}
-		return room.After(c.until.Sub(c.now), c.paced, nil)
+		return room.After(c.until.Sub(c.now), c.paced)
 	})
 	return c, r.waitEnded(ctx, c, waited, err)
 }

@@ -60,7 +60,7 @@ func (r *Runnable) awaitReset(ctx context.Context, c choice, b room.Bound) error
 			return room.Go()
 		}
 		asked = true
-		return room.After(c.until.Sub(c.now), c.paced, nil)
+		return room.After(c.until.Sub(c.now), c.paced)
 	})
 	return r.waitEnded(ctx, c, waited, err)
 }

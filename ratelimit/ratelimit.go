@@ -221,7 +221,7 @@ func (r *Runnable) take(ctx context.Context, input any) (int, error) {
 // counts nothing: the call is counted when it is sent (see acquire).
 func (r *Runnable) waitForReset(ctx context.Context, tokens int, b room.Bound) error {
 	waited, err := room.Await(ctx, b, func() room.Reservation {
-		return room.After(r.pace.Wait(time.Now(), tokens), true, nil)
+		return room.After(r.pace.Wait(time.Now(), tokens), true)
 	})
 	if waited > 0 {
 		r.recordWait(ctx, waited)

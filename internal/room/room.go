@@ -18,26 +18,18 @@ type Reservation struct {
 	// OK is false when it may not go at all: never, or not within what
 	// was asked. Delay is then when room would come, if known.
 	OK bool
-	// cancel gives back the room a reservation took, nil when it took
-	// none.
-	cancel func()
 }
 
 // Go is the reservation of a call that may go now and took nothing.
 func Go() Reservation { return Reservation{OK: true} }
 
 // After is the reservation of a call that may go after delay, or, with ok
-// false, not at all (delay then says when room would come); cancel, when
-// not nil, gives back the room it took.
-func After(delay time.Duration, ok bool, cancel func()) Reservation {
-	return Reservation{Delay: delay, OK: ok, cancel: cancel}
-}
-
-// Cancel gives back the room r took, if any: the call will not go.
-func (r Reservation) Cancel() {
-	if r.cancel != nil {
-		r.cancel()
-	}
+// false, not at all (delay then says when room would come). The waits
+// that Await serves take no room while they wait (a reset's, a
+// deployment's), so there is nothing to give back; a layer whose room is
+// taken ahead gives it back its own way (ratelimit.Backend's Adjust).
+func After(delay time.Duration, ok bool) Reservation {
+	return Reservation{Delay: delay, OK: ok}
 }
 
 // Bound is the one rule that bounds every wait: the caller's deadline,

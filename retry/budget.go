@@ -20,13 +20,15 @@ import (
 type Budget interface {
 	// ReserveRetry takes one retry's turn: the wait, at most maxWait,
 	// before the retry may be made (0 for now), or ok false to refuse it,
-	// taking nothing. The retry layer passes what the caller's deadline
-	// leaves (no bound without one), waits the longer of its backoff and
-	// that wait, reported as retry.backoff.source "budget", and ends the
-	// call when the wait would pass the deadline; a budget that would hold
-	// the retry longer than maxWait decides instead whether it goes now or
-	// not at all (RecommendedBudget does, by what recent retries
-	// achieved). A hedge asks with a maxWait of 0.
+	// taking nothing. The retry layer passes half of what the caller's
+	// deadline leaves (no bound without one), so that the retry and any
+	// after it keep the other half, as a held first attempt does; it waits
+	// the longer of its backoff and that wait, reported as
+	// retry.backoff.source "budget", and ends the call when the wait would
+	// pass the deadline. A budget that would hold the retry longer than
+	// maxWait decides instead whether it goes within maxWait or not at all
+	// (RecommendedBudget does, by what recent retries achieved). A hedge
+	// asks with a maxWait of 0.
 	ReserveRetry(ctx context.Context, maxWait time.Duration) (wait time.Duration, ok bool)
 	// RecordAttempt reports how attempt n of a call (1 for its first)
 	// ended: a success, or a retryable failure. Failures that are not
@@ -116,19 +118,23 @@ func (b *TokenBudget) Tokens() float64 {
 // succeed, one retry a second when none does, waits of at most a second,
 // and first attempts held back while most attempts fail.
 //
-// The caller's deadline is part of each decision. A retry the pace would
-// hold past what the deadline leaves goes at once while recent retries
-// have been succeeding (at least a fifth of them; its turn is taken as
-// debt, which later retries repay), and is refused while they fail (an
-// outage, a collapse); a call with a deadline is not held back while
-// recent retries succeed. A call never waits into a certain failure.
+// The caller's deadline is part of each decision: a wait for the budget
+// never takes more than half of what the deadline leaves. A retry the pace
+// would hold longer goes after that half while recent retries have been
+// succeeding (at least a fifth of them; its turn is taken as debt, which
+// later retries repay), and is refused while they fail (an outage, a
+// collapse); a call with a deadline is not held back while recent retries
+// succeed. A call never waits into a certain failure. When first attempts
+// stop being held, the calls still held go at the rate the provider last
+// answered, not all at once, so that a provider that collapsed is not
+// overloaded again as it recovers.
 //
 // What it trades: without a deadline it wins by queueing, so its tail is
 // longer than other libraries' (a held or paced call waits up to a
-// second). With a deadline it retries about as much as they do where
-// retries help, and far less where they harm, and its tail is theirs; but
-// where retries take room from first attempts (a token bucket saturated
-// for seconds) it does a few points worse than not retrying. bench/ runs
+// second). With a deadline its paced retries spread over the time the
+// deadline leaves where theirs bunch at its start: it serves more of its
+// calls within the deadline, and each client fewer calls a second, than
+// they do, and it retries far less where retries harm. bench/ runs
 // it in every storm family (open and closed loop, clients starting
 // together or not), on providers four times smaller and larger, and with
 // deadlines of 12 and 50 times the service time; its README has the

@@ -346,16 +346,18 @@ func (c *call) stopped(ctx context.Context, attempts int, last error) *Error {
 
 // reserveRetry asks the budget, if any, for one retry: the wait a pacing
 // budget asks for, and whether it is allowed. The longest wait it may
-// answer is what the caller's deadline leaves, so that a budget decides
-// what to do with a retry it would hold past it, rather than hold it into
-// a certain failure. It counts a refusal.
+// answer is half of what the caller's deadline leaves (the rule of a held
+// first attempt: a wait never spends the time the call needs), so that a
+// budget decides what to do with a retry it would hold longer, rather than
+// hold it into a certain failure, or into an attempt that starts too late
+// to finish. It counts a refusal.
 func (c *call) reserveRetry(ctx context.Context) (time.Duration, bool) {
 	if c.r.budget == nil {
 		return 0, true
 	}
 	maxWait := maxBudgetWait
 	if dl, ok := ctx.Deadline(); ok {
-		maxWait = max(time.Until(dl)-time.Nanosecond, time.Nanosecond)
+		maxWait = max(time.Until(dl)/2, time.Nanosecond)
 	}
 	wait, ok := c.r.budget.ReserveRetry(ctx, maxWait)
 	if !ok && c.metrics {

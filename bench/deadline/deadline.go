@@ -169,7 +169,11 @@ func (p *provider) request(ctx context.Context) error {
 		if !p.lim.Allow() {
 			return errBusy
 		}
-	} else {
+	} else if collapsed || !p.s.Metastable {
+		// A metastable provider serves every attempt while healthy (its
+		// capacity only says when it collapses); collapsed, it admits
+		// its slots' worth at ten times the service time and refuses
+		// the excess at once.
 		if collapsed {
 			service *= 10
 		}

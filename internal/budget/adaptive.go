@@ -61,6 +61,9 @@ type Adaptive struct {
 	// heldSince is when first attempts began to be held; zero while they
 	// are not.
 	heldSince time.Time
+	// drain is the rate at which the calls still held go once the hold
+	// ends: the rate they would be held to if it had not.
+	drain float64
 }
 
 // The window over which Adaptive measures: a snapshot of the counts
@@ -199,9 +202,11 @@ func (b *Adaptive) ReserveRetry(_ context.Context, maxWait time.Duration) (time.
 // a turn at twice the rate of recent successes, asking again every tenth
 // of a second or so until its turn is near, for at most the budget's
 // MaxWait in all, and then goes. A call with a deadline is not held while
-// recent retries succeed. While nothing is held it costs one atomic load.
+// recent retries succeed. Once the hold ends, a call held before still
+// takes a turn, at the rate it would be held to. While nothing is held it
+// costs one atomic load.
 func (b *Adaptive) HoldFirst(ctx context.Context, held time.Duration) (wait time.Duration, again bool) {
-	if !b.holding.Load() {
+	if held == 0 && !b.holding.Load() {
 		b.countHeld(held, 0, false)
 		return 0, false
 	}
@@ -210,10 +215,17 @@ func (b *Adaptive) HoldFirst(ctx context.Context, held time.Duration) (wait time
 	defer b.mu.Unlock()
 	_, hold := b.rates(now)
 	_, deadline := ctx.Deadline()
-	// A call with a deadline is not held while recent retries succeed: the
-	// hold would spend the time its retries need (an overload's).
-	if hold > 0 && !(deadline && b.pace.recent >= helpfulShare) {
+	switch {
+	case hold > 0 && !(deadline && b.pace.recent >= helpfulShare):
+		// A call with a deadline is not held while recent retries
+		// succeed: the hold would spend the time its retries need (an
+		// overload's).
 		wait, again = b.pace.hold(now, hold, held)
+	case hold <= 0 && held > 0:
+		// The hold has ended: the calls it held drain at the rate the
+		// provider was last answering, not all in the same tenth of a
+		// second, which would overload it again as it recovers.
+		wait, again = b.pace.hold(now, b.drain, held)
 	}
 	b.countHeld(held, wait, again)
 	return wait, again
@@ -258,7 +270,7 @@ func (b *Adaptive) rates(now time.Time) (retry, hold float64) {
 	h, hspan := b.holdSpan(now, cur, s, sspan, w)
 	// Probes follow the calls that come, not the first attempts made:
 	// those fall as calls are held, and the probes would fall with them.
-	hold = b.pace.holdRate(h.firsts+h.retries, h.failed(), hspan, float64(max(w.calls(), w.firsts))/span.Seconds())
+	hold, b.drain = b.pace.holdRate(h.firsts+h.retries, h.failed(), hspan, float64(max(w.calls(), w.firsts))/span.Seconds())
 	presume := b.pace.lastShare
 	switch {
 	case hold <= 0:
@@ -411,14 +423,18 @@ func (p *Pacing) share(n, ok int64, presume float64) float64 {
 // one) and takes one: the wait until it is due, or false, taking nothing,
 // when that would be longer than the setting's maxWait.
 //
-// A maxWait shorter than the wait, but positive, is the time the caller's
-// deadline leaves: the pace would hold the retry past it, which is a
-// certain failure. The budget then decides with what it knows of recent
-// retries: where they have been succeeding (at least helpfulShare of them,
-// as the rate was last worked out), the retry goes now, its token taken as
-// debt (up to what the pace repays within its maxWait), so later retries
-// wait the longer; where they have been failing (an outage, a collapse),
-// it is refused. A maxWait of 0 (a hedge's) never borrows.
+// A maxWait shorter than the wait and than the setting's, but positive,
+// is the part of the caller's deadline the retry may spend waiting: the
+// pace would hold it longer, into a certain failure. The budget then
+// decides with what it knows of recent retries: where they have been
+// succeeding (at least helpfulShare of them, as the rate was last worked
+// out), the retry goes after maxWait, its token taken as debt (up to what
+// the pace repays within the setting's maxWait), so later retries wait the
+// longer; where they have been failing (an outage, a collapse), it is
+// refused. Waiting maxWait rather than going now spreads the deadlines'
+// retries over the time they have, where going now would bunch them just
+// after the failures they follow. A maxWait of 0 (a hedge's) never
+// borrows.
 func (p *Pacing) Reserve(now time.Time, rate float64, maxWait time.Duration) (time.Duration, bool) {
 	rate = max(rate, minRate)
 	burst := max(rate*burstSpan.Seconds(), 1)
@@ -429,16 +445,17 @@ func (p *Pacing) Reserve(now time.Time, rate float64, maxWait time.Duration) (ti
 		return 0, true
 	}
 	wait := time.Duration((1 - p.tokens) / rate * float64(time.Second))
+	limit := min(maxWait, p.maxWait)
 	switch {
-	case wait <= min(maxWait, p.maxWait):
+	case wait <= limit:
 		p.tokens--
 		return wait, true
-	case wait > maxWait && maxWait > 0 && p.recent >= helpfulShare:
+	case maxWait < p.maxWait && maxWait > 0 && p.recent >= helpfulShare:
 		// The debt is bounded by what the pace repays within its maxWait,
 		// so that calls without a deadline are paced, not refused, once
 		// the deadlines' retries stop.
 		p.tokens = max(p.tokens-1, 1-rate*p.maxWait.Seconds())
-		return 0, true
+		return limit, true
 	}
 	return 0, false
 }
@@ -453,13 +470,16 @@ const helpfulShare = 0.2
 // unless at least a quorum of ten failed and more than half did; else
 // twice the rate of the successes, and at least an eighth of the first
 // attempts' rate, so that probes find a provider that is back within
-// milliseconds, and at least minPerSecond.
-func (p *Pacing) holdRate(attempts, failed int64, span time.Duration, firstsPerSecond float64) float64 {
+// milliseconds, and at least minPerSecond. It also returns that rate
+// whether or not attempts are held: the rate at which the calls held
+// before go once the hold ends.
+func (p *Pacing) holdRate(attempts, failed int64, span time.Duration, firstsPerSecond float64) (hold, drain float64) {
 	ok := attempts - failed
+	drain = max(p.minRate, holdFactor*float64(ok)/span.Seconds(), holdProbes*firstsPerSecond)
 	if failed < adaptiveQuorum || holdFactor*ok >= attempts {
-		return 0
+		return 0, drain
 	}
-	return max(p.minRate, holdFactor*float64(ok)/span.Seconds(), holdProbes*firstsPerSecond)
+	return drain, drain
 }
 
 // hold takes a turn for a first attempt held for held so far, at rate

@@ -147,7 +147,7 @@ func allowNow(b *budget.Adaptive, ctx context.Context) bool {
 }
 
 // The pace holds a retry past what the caller's deadline leaves: it goes
-// now, as debt, while recent retries succeed, and is refused while they
+// after as long as the caller lets it wait, as debt, while recent retries succeed, and is refused while they
 // fail; a hedge's maxWait of 0 never borrows.
 func TestPacingUnderADeadline(t *testing.T) {
 	for name, tc := range map[string]struct {
@@ -171,8 +171,8 @@ func TestPacingUnderADeadline(t *testing.T) {
 		rate := p.Rate(0, 20, good, time.Second) // 2 a second: the floor
 		p.Reserve(now, rate, time.Hour)          // the one token
 		wait, ok := p.Reserve(now, rate, tc.maxWait)
-		if ok != tc.want || wait != 0 {
-			t.Errorf("%s: Reserve = %v, %v; want %v at once", name, wait, ok, tc.want)
+		if want := map[bool]time.Duration{true: tc.maxWait}[tc.want]; ok != tc.want || wait != want {
+			t.Errorf("%s: Reserve = %v, %v; want %v after %v, the most the deadline lets it wait", name, wait, ok, tc.want, want)
 		}
 		if wait, ok := p.Reserve(now, rate, time.Hour); !ok || wait <= 500*time.Millisecond && tc.want {
 			t.Errorf("%s: the next retry waits %v, %v; want longer than 500ms after a borrow", name, wait, ok)
@@ -212,4 +212,45 @@ func TestHoldFirstUnderADeadline(t *testing.T) {
 			}
 		})
 	}
+}
+
+// When the hold ends, the calls it held do not all go in the same tenth
+// of a second: they drain at the rate the provider last answered. (Before
+// this rule, the held calls of a small provider's collapse went together
+// as it came back, overfilled a window, and collapsed it again: recovery
+// took 1.3–1.6 s after the spike against no retry's 1.0–1.1 s.)
+func TestHeldCallsDrainWhenTheHoldEnds(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		ctx := t.Context()
+		b := newAdaptive(t, 0.5, 1, time.Second)
+		for range 40 { // most attempts fail: a collapse; 10 succeed
+			b.RecordAttempt(ctx, 1, false)
+		}
+		for range 10 {
+			b.RecordAttempt(ctx, 1, true)
+		}
+		const held = 30
+		for i := range held { // every call is held once
+			if wait, again := b.HoldFirst(ctx, 0); wait == 0 && !again && i > 0 {
+				t.Fatalf("call %d was not held: the hold is not on", i)
+			}
+		}
+		time.Sleep(50 * time.Millisecond)
+		for range 30 { // the provider answers as many again: the hold ends
+			b.RecordAttempt(ctx, 1, true)
+		}
+		time.Sleep(60 * time.Millisecond)
+		gone := 0
+		for range held { // each held call asks again, all at once
+			if wait, again := b.HoldFirst(ctx, 50*time.Millisecond); wait == 0 && !again {
+				gone++
+			}
+		}
+		if b.Holding() {
+			t.Fatal("still holding once as many attempts succeed as fail")
+		}
+		if gone == 0 || gone > held/2 {
+			t.Errorf("%d of %d held calls went at once when the hold ended; want some, and at most half", gone, held)
+		}
+	})
 }

@@ -8,6 +8,8 @@
 //	go run ./cmd/deadline            # about 12 minutes
 //	go run ./cmd/deadline -seed 2    # a second run
 //	go run ./cmd/deadline -quick     # a short smoke run: one shape, one deadline
+//	go run ./cmd/deadline -shape collapse -deadlines none -libs no-retry,steadfast+adaptive -seed 3
+//	                                 # a part of it, for more seeds; writes nothing
 package main
 
 import (
@@ -31,6 +33,7 @@ var (
 	seed = flag.Uint64("seed", 1, "seed of the arrivals and think times")
 	only = flag.String("shape", "", "run only these shapes, comma-separated")
 	dls  = flag.String("deadlines", "", "run only these deadlines, comma-separated (none, 240ms, 1s)")
+	libs = flag.String("libs", "", "run only these libraries, comma-separated (no-retry, steadfast+adaptive, …)")
 )
 
 // recommended is the library whose targets are judged.
@@ -53,11 +56,11 @@ func run(ctx context.Context, w io.Writer, quick bool, out string) error {
 	fmt.Fprintf(mw, "policy: %d attempts, %v doubling to %v, jitter %v; %s: retry.RecommendedBudget()\n",
 		deadline.Policy.Attempts, deadline.Policy.Initial, deadline.Policy.Max, deadline.Policy.Jitter, recommended)
 	for _, s := range shapes {
-		if *only != "" && !strings.Contains(","+*only+",", ","+s.Name+",") {
+		if !listed(*only, s.Name) {
 			continue
 		}
 		for _, d := range deadlines {
-			if *dls != "" && !strings.Contains(","+*dls+",", ","+name(d)+",") {
+			if !listed(*dls, name(d)) {
 				continue
 			}
 			var results []deadline.Result
@@ -65,19 +68,28 @@ func run(ctx context.Context, w io.Writer, quick bool, out string) error {
 				if ctx.Err() != nil {
 					return ctx.Err()
 				}
+				if !listed(*libs, r.Name()) {
+					continue
+				}
 				results = append(results, deadline.Run(ctx, s, r, d, *seed))
 			}
 			table(mw, s, d, results)
 		}
 	}
-	if quick {
-		return nil
+	if quick || *only != "" || *dls != "" || *libs != "" {
+		return nil // a part of the table is not the table: nothing is written
 	}
 	dir := filepath.Join(out, "deadline")
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return err
 	}
 	return os.WriteFile(filepath.Join(dir, fmt.Sprintf("seed-%d.txt", *seed)), []byte(buf.String()), 0o644)
+}
+
+// listed reports whether name is in the comma-separated list, or the
+// list is empty.
+func listed(list, name string) bool {
+	return list == "" || strings.Contains(","+list+",", ","+name+",")
 }
 
 func name(d time.Duration) string {

@@ -21,3 +21,14 @@ func ExampleClassify() {
 	fmt.Println(errors.As(err, &v), v.Retryable(), errors.Is(err, sdkErr), a.RetryAfter(), a.CannotServe())
 	// Output: true false true 150ms true
 }
+
+func ExampleParseOverflow() {
+	err := llmhttp.Classify(&llmhttp.APIError{Status: 400, Code: "context_length_exceeded", Err: errors.New("400 Bad Request")}, nil,
+		"This model's maximum context length is 128000 tokens. However, you requested 130532 tokens (126532 in the messages, 4000 in the completion).")
+	o, ok := llmhttp.ParseOverflow(err)
+	fmt.Printf("%+v %v\n", o, ok)
+	fmt.Println("output that fits:", o.Output-(o.Requested-o.Limit))
+	// Output:
+	// {Limit:128000 Input:126532 Output:4000 Requested:130532} true
+	// output that fits: 1468
+}

@@ -60,9 +60,16 @@ func unitSeconds(unit string) float64 {
 // h are its headers (nil for an error event inside a stream) and message
 // its error message. In order:
 //
-//   - an x-should-retry header is the server's own verdict;
+//   - a request that no wait fixes, whatever its status, is not
+//     retryable, and a.Code says why: "request_too_large" when the
+//     message says the request needs more tokens than the per-minute
+//     limit itself (OpenAI's 429 "Request too large … Limit 30000,
+//     Requested 45000"; one with room left, "Used 29500, Requested 2000",
+//     is a rate limit like any other), "budget_exceeded" for a gateway's
+//     spend budget ("Budget has been exceeded", LiteLLM's), which also
+//     sets a.Dead: the key cannot serve until its budget resets;
+//   - else an x-should-retry header is the server's own verdict;
 //   - a.Permanent or a.Dead: not retryable;
-//   - a 429 that no wait fixes is not retryable (see permanentRateLimit);
 //   - the server's hint, from retry-after-ms, else Retry-After, else, for
 //     a 429 whose headers gave none, a wait in its message ("Please try
 //     again in 2.192s"), becomes a.After unless the adapter set one.
@@ -70,24 +77,45 @@ func unitSeconds(unit string) float64 {
 // A hint is never a verdict: however long, it is left to the retry
 // layer's MaxRetryAfter (outcome retry_after_too_long).
 func Classify(a *APIError, h http.Header, message string) error {
+	if a.Message == "" {
+		a.Message = message
+	}
 	if a.After == 0 {
 		a.After, _ = retryAfter(h, time.Now())
 	}
 	if a.After == 0 && a.Status == http.StatusTooManyRequests {
 		a.After, _ = bodyHint(message)
 	}
+	if unfixable(a, message) {
+		return &verdict{APIError: a}
+	}
 	if retry, ok := shouldRetry(h); ok {
 		return &verdict{APIError: a, retry: retry}
 	}
-	if a.Permanent || a.Dead || permanentRateLimit(a, message) {
+	if a.Permanent || a.Dead {
 		return &verdict{APIError: a}
 	}
 	return a
 }
 
-// permanentRateLimit reports a 429 that no retry fixes; none yet beyond
-// the adapter's own codes.
-func permanentRateLimit(*APIError, string) bool { return false }
+// unfixable reports a request that no wait fixes, though it may come as a
+// 429, and names why in a.Code. The message proves it, so it wins over an
+// x-should-retry header.
+func unfixable(a *APIError, message string) bool {
+	switch {
+	case strings.Contains(message, "Request too large for"):
+		if _, ok := parseOverflow(message); !ok {
+			return false // a wording without numbers that add up: a rate limit
+		}
+		a.Code = "request_too_large"
+	case a.Code == "budget_exceeded" || strings.Contains(message, "Budget has been exceeded"):
+		a.Code, a.Dead = "budget_exceeded", true
+	default:
+		return false
+	}
+	a.Permanent = true
+	return true
+}
 
 // verdict is an APIError whose retryability the provider decided.
 type verdict struct {

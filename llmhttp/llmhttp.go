@@ -45,6 +45,10 @@ type APIError struct {
 	Code   string        // the provider's error code or type, "" if none
 	After  time.Duration // the server's hint; 0 if none
 	Err    error         // the SDK's error
+	// Message is the provider's own error message, which SDKs often leave
+	// out of their error's text; Classify sets it when empty. ParseOverflow
+	// reads it.
+	Message string
 	// Permanent says the provider's code means no retry fixes the call
 	// (a prompt longer than the context window, an invalid request);
 	// Classify turns it into the verdict Retryable() false.

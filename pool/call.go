@@ -1,11 +1,13 @@
 package pool
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
 	"time"
 
+	"go.opentelemetry.io/otel/attribute"
 	"go.opentelemetry.io/otel/metric"
 	"go.opentelemetry.io/otel/trace"
 
@@ -90,6 +92,9 @@ func (r *Runnable) enter(ctx context.Context, d *deployment) {
 		return
 	}
 	span.SetAttributes(attrDeployment.String(d.Name))
+	if d.Group != "" {
+		span.SetAttributes(attrGroup.String(d.Group))
+	}
 	span.SetAttributes(d.attrs...)
 	if d.returned() {
 		span.AddEvent("pool.return", trace.WithAttributes(attrDeployment.String(d.Name)))
@@ -117,17 +122,26 @@ func (r *Runnable) failed(ctx context.Context, d *deployment, err error) error {
 	if code, ok := errproto.Status(err); ok && requestsFault(code) {
 		return err // it would fail the same way anywhere
 	}
+	if retry, ok := errproto.Retryable(err); ok && !retry {
+		// Not dead, yet no retry fixes it: the request's fault (one larger
+		// than a token limit), not the deployment's.
+		return err
+	}
 	own := !errproto.Local(err)
 	if own {
 		hint, _ := errproto.RetryAfter(err)
 		r.coolMu.Lock()
 		cooled := d.fail(now, hint, r.allowed, r.window, r.cooldown, r.mayCool(now))
+		var group []*deployment
+		if d.group != nil && errproto.Class(err) == errproto.ClassRateLimit {
+			group = r.coolGroup(d, now, cmp.Or(hint, r.cooldown))
+		}
 		r.coolMu.Unlock()
 		if cooled {
-			r.cooldowns.Add(ctx, 1, metric.WithAttributes(attrDeployment.String(d.Name)))
-			if span := trace.SpanFromContext(ctx); span.IsRecording() {
-				span.AddEvent("pool.cooldown", trace.WithAttributes(attrDeployment.String(d.Name)))
-			}
+			r.reportCooldown(ctx, d)
+		}
+		for _, m := range group {
+			r.reportCooldown(ctx, m)
 		}
 	}
 	mask := r.tried.Update(ctx, func(m uint64) uint64 { return m | bit(d) })
@@ -138,6 +152,38 @@ func (r *Runnable) failed(ctx context.Context, d *deployment, err error) error {
 		return &deploymentError{deployment: d.Name, err: err, after: back}
 	}
 	return err
+}
+
+// coolGroup cools every member of d's group, d included, for wait from
+// now: a rate limit on one is the quota they share. It returns the
+// members that started cooling down (d only when its own failure did not
+// already). It runs under r.coolMu.
+func (r *Runnable) coolGroup(d *deployment, now time.Time, wait time.Duration) []*deployment {
+	var started []*deployment
+	for _, m := range d.group {
+		if m.coolUntil(now, now.Add(wait)) {
+			started = append(started, m)
+		}
+	}
+	return started
+}
+
+// reportCooldown tells the span in ctx and the pool.cooldowns counter that
+// d started cooling down, with its group.
+func (r *Runnable) reportCooldown(ctx context.Context, d *deployment) {
+	attrs := d.cooldownAttrs()
+	r.cooldowns.Add(ctx, 1, metric.WithAttributes(attrs...))
+	if span := trace.SpanFromContext(ctx); span.IsRecording() {
+		span.AddEvent("pool.cooldown", trace.WithAttributes(attrs...))
+	}
+}
+
+// cooldownAttrs names d, and its group when it has one.
+func (d *deployment) cooldownAttrs() []attribute.KeyValue {
+	if d.Group == "" {
+		return []attribute.KeyValue{attrDeployment.String(d.Name)}
+	}
+	return []attribute.KeyValue{attrDeployment.String(d.Name), attrGroup.String(d.Group)}
 }
 
 // mayCool reports whether a deployment's failures may take it out of
@@ -212,6 +258,12 @@ func (d *deployment) fail(now time.Time, hint time.Duration, allowed int, window
 	default:
 		return false
 	}
+	return d.coolUntil(now, until)
+}
+
+// coolUntil keeps d out of rotation until then at least, and reports
+// whether it started cooling down (it was not at now).
+func (d *deployment) coolUntil(now, until time.Time) bool {
 	cur := d.until.Load()
 	started := now.UnixNano() >= cur
 	if until.UnixNano() > cur {

@@ -26,6 +26,9 @@
 // it is out of rotation for WithDeadCooldown, and the call goes on at once
 // to another deployment, within the same attempt.
 //
+// Deployments that share one upstream quota (Deployment.Group) cool down
+// together on a rate limit: the next attempt goes to another group.
+//
 // A deployment whose Runnable reads its provider's rate-limit headers
 // (llmhttp.RateLimited: the providers' adapters do) is passed over once
 // they say it has no request left until their reset. When that alone
@@ -70,6 +73,11 @@ const ScopeName = "github.com/steadfast-go/steadfast/pool"
 // counter.
 const attrDeployment = attribute.Key("pool.deployment")
 
+// attrGroup is the quota group of a deployment that cooled down, on the
+// pool.cooldown event and counter, and of the deployment an attempt went
+// to.
+const attrGroup = attribute.Key("pool.group")
+
 // attrReason is why a deployment died, on the pool.dead event: its status
 // and API code ("401 invalid_api_key").
 const attrReason = attribute.Key("pool.reason")
@@ -85,6 +93,14 @@ type Deployment struct {
 	// Weight is the deployment's share of the load relative to the others
 	// (its capacity); 0 means 1.
 	Weight float64
+	// Group names the upstream quota the deployment shares with the
+	// others of the same Group: one organisation's keys, regions behind
+	// one tokens-per-minute limit. A rate limit on one member (a 429) is
+	// the group's: every member cools down for the server's wait, or for
+	// the pool's cooldown when it gave none, and the call goes on at once
+	// to another group, or waits as when no deployment can serve. A dead
+	// member (a revoked key) is still its own. "" is a group of one.
+	Group string
 }
 
 // The defaults of WithCooldown are LiteLLM Router's, the most used router of
@@ -218,6 +234,17 @@ func New(deployments []Deployment, opts ...Option) (*Runnable, error) {
 		r.deps = append(r.deps, dep)
 		r.idem = r.idem && core.IsIdempotent(d.Runnable)
 	}
+	groups := map[string][]*deployment{}
+	for _, d := range r.deps {
+		if d.Group != "" {
+			groups[d.Group] = append(groups[d.Group], d)
+		}
+	}
+	for _, d := range r.deps {
+		if d.Group != "" {
+			d.group = groups[d.Group]
+		}
+	}
 	names := make([]string, len(r.deps))
 	for i, d := range r.deps {
 		names[i] = d.Name
@@ -269,6 +296,9 @@ type deployment struct {
 	// responses' headers (llmhttp.RateLimited), passes it over until their
 	// reset once they leave no room.
 	pace *pace.Pace
+	// group is the deployments of its Group, itself included; nil when it
+	// has none.
+	group []*deployment
 
 	mu           sync.Mutex
 	since        time.Time // when the current window of counts began

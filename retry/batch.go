@@ -69,9 +69,11 @@ type batchCall struct {
 	last    []error      // the last attempt's error of each failed item, by index
 	pending []int        // indexes still to send, in order
 	tallies []classTally // each item's retries by class, for MaxRetriesByClass
-	// rewritten holds the items' inputs once NextInput has rewritten one;
-	// nil until then, the caller's inputs being never modified.
+	// rewritten holds the items' inputs once NextInput or Repair has
+	// rewritten one; nil until then, the caller's inputs being never
+	// modified.
 	rewritten []any
+	repairs   []int // each item's repairs; nil until one is repaired
 }
 
 // input returns item idx's input for its next attempt.
@@ -105,39 +107,91 @@ func (b *batchCall) round(ctx context.Context, n int) {
 		return
 	}
 	ends, limits, tallies := make([]Outcome, len(errs)), make([]Class, len(errs)), make([]*classTally, len(errs))
+	repaired := make([]int, len(errs))
 	for i := range tallies {
 		switch {
 		case whole:
 			tallies[i] = &c.tally // a whole-batch failure is the call's
+			for _, idx := range failed {
+				repaired[i] = max(repaired[i], b.repaired(idx))
+			}
 		case b.tallies != nil:
 			tallies[i] = &b.tallies[failed[i]]
 		}
+		if !whole {
+			repaired[i] = b.repaired(failed[i])
+		}
 	}
-	d := c.plan(ctx, n, errs, tallies, ends, limits)
+	d := c.plan(ctx, n, errs, tallies, repaired, ends, limits)
 	c.endAttempt(ctx, &a, errs[0], d)
-	var again []int
+	var again, fixed []int
 	for i, idx := range failed {
 		end, limit := ends[0], limits[0] // a whole-batch failure is one failure for every item
 		if !whole {
 			end, limit = ends[i], limits[i]
 		}
 		if end != "" {
+			switch ok, fault := b.repair(ctx, n, idx, end); {
+			case fault != nil:
+				b.setLast(idx, fault)
+			case ok:
+				fixed = append(fixed, idx)
+				continue
+			}
 			b.finish([]int{idx}, decision{outcome: end, limit: limit, delay: d.delay}, n)
 			continue
 		}
 		again = append(again, idx)
 	}
-	if len(again) == 0 {
-		return
+	if len(again) > 0 {
+		// Repaired items go at once unless others wait a backoff: then
+		// with them, in the round after it.
+		if outcome := c.sleep(ctx, n, errs[0], d, len(again)); outcome != "" {
+			b.finish(again, decision{outcome: outcome}, n)
+			b.finish(fixed, decision{outcome: outcome}, n)
+			return
+		}
+		for _, idx := range again {
+			b.rewrite(ctx, idx, b.last[idx])
+		}
 	}
-	if outcome := c.sleep(ctx, n, errs[0], d, len(again)); outcome != "" {
-		b.finish(again, decision{outcome: outcome}, n)
-		return
-	}
-	for _, idx := range again {
-		b.rewrite(ctx, idx, b.last[idx])
+	if len(fixed) > 0 {
+		c.repairNext = true
+		again = append(again, fixed...)
+		slices.Sort(again) // the caller's order
 	}
 	b.pending = again
+}
+
+// repaired is how many times item idx was repaired.
+func (b *batchCall) repaired(idx int) int {
+	if b.repairs == nil {
+		return 0
+	}
+	return b.repairs[idx]
+}
+
+// repair offers item idx's permanent failure, which ended it as end after
+// round n, to Repair: whether the item goes again with the changed input,
+// or the fault that ends it instead.
+func (b *batchCall) repair(ctx context.Context, n, idx int, end Outcome) (bool, error) {
+	err := b.last[idx]
+	if !b.c.repairable(end, err, b.repaired(idx)) {
+		return false, nil
+	}
+	next, fault := b.c.repair(ctx, n, b.input(idx), err)
+	if next == nil {
+		return false, fault
+	}
+	if b.rewritten == nil {
+		b.rewritten = slices.Clone(b.inputs)
+	}
+	if b.repairs == nil {
+		b.repairs = make([]int, len(b.inputs))
+	}
+	b.rewritten[idx] = next
+	b.repairs[idx]++
+	return true, nil
 }
 
 // send makes round n's attempt: the inner Batch of the pending items, each

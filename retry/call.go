@@ -54,6 +54,10 @@ type call struct {
 	// goroutine when it hands the call to the forwarding goroutine, which
 	// owns it from then on.
 	handedOff bool
+	// repairs counts the call's repairs (Invoke, Stream); repairNext says
+	// the next attempt is one, for its span.
+	repairs    int
+	repairNext bool
 }
 
 // begin starts call c and returns the context of its call span.
@@ -156,6 +160,12 @@ func (c *call) startAttempt(ctx context.Context, n int, timeout time.Duration) a
 	}
 	if c.cont != nil && c.cont.OnAttempt != nil {
 		c.cont.OnAttempt(ctx, n)
+	}
+	if c.repairNext {
+		c.repairNext = false
+		if a.span != nil {
+			a.span.SetAttributes(attrRepaired.Bool(true))
+		}
 	}
 	c.attempts, c.live = n, true
 	if a.span != nil || a.cancel != nil { // pointer writes cost write barriers: only when needed
@@ -319,13 +329,25 @@ func (c *call) record(ctx context.Context, err *Error, extra ...attribute.KeyVal
 	}
 }
 
-// retryOrStop is what follows a failed Invoke or Stream attempt a: the
+// retryOrStop is what follows a failed Invoke or Stream attempt a, sent
+// *in (nil: not to be repaired): a repair, which changes *in, or the
 // decision, the end of the attempt and the backoff. It returns nil when
 // the next attempt may start, else the *Error that ends the call.
-func (c *call) retryOrStop(ctx context.Context, a *attempt, err error) *Error {
+func (c *call) retryOrStop(ctx context.Context, a *attempt, err error, in *any) *Error {
 	errs, ends, limits, tallies := [1]error{err}, [1]Outcome{}, [1]Class{}, [1]*classTally{&c.tally}
-	d := c.plan(ctx, a.n, errs[:], tallies[:], ends[:], limits[:])
+	repaired := [1]int{c.repairs}
+	d := c.plan(ctx, a.n, errs[:], tallies[:], repaired[:], ends[:], limits[:])
 	c.endAttempt(ctx, a, err, d)
+	if in != nil && c.repairable(d.outcome, err, c.repairs) {
+		next, fault := c.repair(ctx, a.n, *in, err)
+		if fault != nil {
+			return c.newError(d, a.n, fault)
+		}
+		if next != nil {
+			*in, c.repairs, c.repairNext = next, c.repairs+1, true
+			return nil
+		}
+	}
 	if d.outcome == "" {
 		d.outcome = c.sleep(ctx, a.n, err, d, 1)
 	}

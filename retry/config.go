@@ -82,6 +82,21 @@ type RetryConfig struct {
 	// the caller's input is never modified. Invoke and each Batch item
 	// only. Not written to JSON.
 	NextInput func(ctx context.Context, input any, err error) any `json:"-"`
+	// Repair, when set, is offered each failure that the rules call
+	// permanent (one that is not retryable in itself: a context window
+	// overflow, a request larger than a token limit), with the input that
+	// attempt was sent. When it returns a changed input and true, the call
+	// is tried again with it at once: no backoff, no budget token, and no
+	// retry spent. false leaves the failure as it is. It must return a new
+	// value rather than modify input; a nil input with true is a
+	// configuration error, and a Repair that panics ends the call with that
+	// panic as its failure. Invoke, each Stream creation (never after the
+	// first chunk) and each Batch item, at most MaxRepairs times each.
+	// Not written to JSON.
+	Repair func(ctx context.Context, input any, err error) (any, bool) `json:"-"`
+	// MaxRepairs is the most repairs of a call, or of a Batch item; 0
+	// means 1 when Repair is set.
+	MaxRepairs int `json:"max_repairs,omitempty"`
 }
 
 // Seed values of DefaultRetryConfig and of zero fields.
@@ -137,6 +152,10 @@ func (c RetryConfig) Validate() error {
 		return bad("MaxRetries", "is %d, must not be negative", c.MaxRetries)
 	case c.MaxRetries > maxMaxRetries:
 		return bad("MaxRetries", "is %d, must be at most %d", c.MaxRetries, maxMaxRetries)
+	case c.MaxRepairs < 0:
+		return bad("MaxRepairs", "is %d, must not be negative", c.MaxRepairs)
+	case c.MaxRepairs > maxMaxRetries-c.MaxRetries:
+		return bad("MaxRepairs", "is %d, must be at most %d with MaxRetries %d", c.MaxRepairs, maxMaxRetries-c.MaxRetries, c.MaxRetries)
 	case c.InitialBackoff < 0:
 		return bad("InitialBackoff", "is %v, must not be negative", c.InitialBackoff)
 	case c.MaxBackoff < 0:
@@ -174,4 +193,13 @@ func (c *RetryConfig) maxRetryAfter() time.Duration {
 		return defaultMaxRetryAfter
 	}
 	return c.MaxRetryAfter
+}
+
+// maxRepairs is the most repairs of a call: none without Repair, and
+// MaxRepairs' 0 is 1.
+func (c *RetryConfig) maxRepairs() int {
+	if c.Repair == nil {
+		return 0
+	}
+	return max(c.MaxRepairs, 1)
 }

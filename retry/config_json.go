@@ -15,7 +15,8 @@ type configField struct {
 }
 
 // configFields lists the JSON form of RetryConfig, in the order written.
-// RetryableErrors and RetryIf hold code, not data, and are not in it.
+// RetryableErrors, RetryIf, CheckOutput, NextInput and Repair hold code,
+// not data, and are not in it.
 var configFields = []configField{
 	{"max_retries", "MaxRetries", func(c *RetryConfig) any { return &c.MaxRetries }},
 	{"initial_backoff", "InitialBackoff", func(c *RetryConfig) any { return &c.InitialBackoff }},
@@ -29,6 +30,7 @@ var configFields = []configField{
 	{"resume_streams", "ResumeStreams", func(c *RetryConfig) any { return &c.ResumeStreams }},
 	{"retry_non_idempotent", "RetryNonIdempotent", func(c *RetryConfig) any { return &c.RetryNonIdempotent }},
 	{"max_retries_by_class", "MaxRetriesByClass", func(c *RetryConfig) any { return &c.MaxRetriesByClass }},
+	{"max_repairs", "MaxRepairs", func(c *RetryConfig) any { return &c.MaxRepairs }},
 }
 
 func jsonName(goName string) string {

@@ -44,6 +44,15 @@
 // speak to these rules through methods on their errors (Retryable,
 // StatusCode, RetryAfter, ErrorType, Local) without importing this one.
 //
+// # Repair
+//
+// A failure that no retry fixes may be fixed by a changed request: a
+// context window overflow by a lower output limit or a shorter input.
+// RetryConfig.Repair is offered each failure the rules call permanent, and
+// a changed input is tried at once: no backoff, no budget token, no retry
+// spent, at most MaxRepairs times. llmhttp.ParseOverflow reads an
+// overflow; the providers ship repairs that lower the output limit.
+//
 // # Batches and streams
 //
 // Batch re-sends only the failed items whose errors are retryable, merged
@@ -71,8 +80,9 @@
 // retry.retryable and retry.class, and, when a backoff follows,
 // retry.backoff in seconds and retry.backoff.source: computed,
 // retry_after or budget; retry.batch.items for a Batch round,
-// retry.stream.resumed for a Resume); events retry.backoff and
-// retry.budget.hold on the call span. Metrics: retry.attempts and
+// retry.stream.resumed for a Resume, retry.repaired for an attempt made
+// with the input Repair returned); events retry.backoff, retry.budget.hold
+// and retry.repair on the call span. Metrics: retry.attempts and
 // retry.calls (counters), retry.backoff.duration (histogram, seconds) and
 // retry.budget.refused (counter), with the attributes retry.operation,
 // retry.method, retry.outcome and error.type only. Inputs, outputs and

@@ -20,7 +20,7 @@ func (r *RetryRunnable) Invoke(ctx context.Context, input any, opts ...core.Opti
 	}
 	c.hold(ctx)
 	var last error
-	in := input // the attempt's input: NextInput may rewrite it
+	in := input // the attempt's input: NextInput and Repair may rewrite it
 	for n := c.prior() + 1; ; n++ {
 		if cerr := ctx.Err(); cerr != nil { // c.stopped by hand: it is too large to inline
 			e := c.newError(decision{outcome: ctxOutcome(cerr)}, n-1, last)
@@ -38,10 +38,12 @@ func (r *RetryRunnable) Invoke(ctx context.Context, input any, opts ...core.Opti
 			}
 		}
 		last = err
-		if e := c.retryOrStop(ctx, &a, err); e != nil {
+		if e := c.retryOrStop(ctx, &a, err, &in); e != nil {
 			c.fail(ctx, e)
 			return nil, e
 		}
-		in = c.nextInput(ctx, in, err)
+		if !c.repairNext {
+			in = c.nextInput(ctx, in, err)
+		}
 	}
 }

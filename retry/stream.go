@@ -42,8 +42,8 @@ import (
 // goroutine. A panic there is recovered and delivered as the last value: an
 // *Error wrapping a *core.PanicError.
 func (r *RetryRunnable) Stream(ctx context.Context, input any, opts ...core.Option) (<-chan any, error) {
-	return r.stream(ctx, input, opts, false, func(ctx context.Context) (<-chan any, error) {
-		return r.inner.Stream(ctx, input, opts...)
+	return r.stream(ctx, input, opts, false, func(ctx context.Context, in any) (<-chan any, error) {
+		return r.inner.Stream(ctx, in, opts...)
 	})
 }
 
@@ -56,8 +56,8 @@ func (r *RetryRunnable) Resume(ctx context.Context, input any, last any, opts ..
 	if resumer == nil {
 		return nil, fmt.Errorf("retry: inner Runnable cannot resume: %w", streams.ErrNotResumable)
 	}
-	return r.stream(ctx, input, opts, true, func(ctx context.Context) (<-chan any, error) {
-		return resumer.Resume(ctx, input, last, opts...)
+	return r.stream(ctx, input, opts, true, func(ctx context.Context, in any) (<-chan any, error) {
+		return resumer.Resume(ctx, in, last, opts...)
 	})
 }
 
@@ -69,7 +69,7 @@ func (r *RetryRunnable) CanResume(ctx context.Context) bool {
 
 // stream is Stream, with open making each attempt's stream; resume says
 // open is a Resume.
-func (r *RetryRunnable) stream(ctx context.Context, input any, opts []core.Option, resume bool, open func(context.Context) (<-chan any, error)) (<-chan any, error) {
+func (r *RetryRunnable) stream(ctx context.Context, input any, opts []core.Option, resume bool, open func(context.Context, any) (<-chan any, error)) (<-chan any, error) {
 	s := &streamCall{input: input, opts: opts, open: open, resume: resume}
 	ctx = r.begin(ctx, &s.c, methodStream, opts)
 	if e := s.start(ctx); e != nil {
@@ -93,7 +93,7 @@ type streamCall struct {
 	c       call
 	input   any
 	opts    []core.Option
-	open    func(context.Context) (<-chan any, error) // the inner Stream, or Resume
+	open    func(context.Context, any) (<-chan any, error) // the inner Stream, or Resume, of an input
 	resume  bool                                      // open is Resume: a retry, never held as a first attempt
 	resumer core.Resumer                              // the inner Runnable, when its chain can resume
 	n       int                                       // attempts made
@@ -135,7 +135,7 @@ func (s *streamCall) create(ctx context.Context) *Error {
 		}
 		s.n++
 		a := s.c.startAttempt(ctx, s.n, 0)
-		ch, cancel, err := s.createOnce(&a, s.open)
+		ch, cancel, err := s.createOnce(&a, s.open, s.input)
 		if err == nil {
 			s.cur, s.cancel, s.ch = a, cancel, ch
 			return nil
@@ -150,7 +150,7 @@ func (s *streamCall) create(ctx context.Context) *Error {
 // createOnce opens attempt a's stream, bounded by PerAttemptTimeout. The
 // returned cancel stops the attempt's stream. A Resume that answers
 // streams.ErrNotResumable is not retried.
-func (s *streamCall) createOnce(a *attempt, open func(context.Context) (<-chan any, error)) (ch <-chan any, cancel context.CancelCauseFunc, err error) {
+func (s *streamCall) createOnce(a *attempt, open func(context.Context, any) (<-chan any, error), input any) (ch <-chan any, cancel context.CancelCauseFunc, err error) {
 	c := &s.c
 	sctx, cancel := context.WithCancelCause(a.ctx)
 	var timer *time.Timer
@@ -166,7 +166,7 @@ func (s *streamCall) createOnce(a *attempt, open func(context.Context) (<-chan a
 			cancel(ErrAttemptAbandoned)
 		}
 	}()
-	ch, err = open(sctx)
+	ch, err = open(sctx, input)
 	returned = true
 	if timer != nil && !timer.Stop() && a.ctx.Err() == nil {
 		err = timedOutError(cmp.Or(err, fmt.Errorf("stream creation took longer than %v", c.cfg.PerAttemptTimeout)))
@@ -197,11 +197,16 @@ func (s *streamCall) stalled() error {
 	return &stallError{timeout: s.c.cfg.ChunkTimeout}
 }
 
-// failed ends a failed attempt and sleeps the backoff; it returns the *Error
+// failed ends a failed attempt and sleeps the backoff, or repairs the
+// input of a creation that failed for good; it returns the *Error
 // that ends the call when there is to be no next attempt.
 func (s *streamCall) failed(ctx context.Context, a *attempt, err error) *Error {
 	s.last = err
-	return s.c.retryOrStop(ctx, a, err)
+	in := &s.input
+	if s.resume || s.committedAt > 0 {
+		in = nil // a continuation of a call: its input is what it was
+	}
+	return s.c.retryOrStop(ctx, a, err, in)
 }
 
 // Next implements streams.Committer: the live attempt failed before the
@@ -237,16 +242,16 @@ func (s *streamCall) Resume(ctx context.Context, err error, last any) (streams.S
 	}
 	for {
 		s.last = err
-		e := s.c.retryOrStop(ctx, &s.cur, err)
+		e := s.c.retryOrStop(ctx, &s.cur, err, nil)
 		if e == nil {
 			s.n++
 			a := s.c.startAttempt(ctx, s.n, 0)
 			if a.span != nil {
 				a.span.SetAttributes(attrStreamResumed.Bool(true))
 			}
-			ch, cancel, rerr := s.createOnce(&a, func(ctx context.Context) (<-chan any, error) {
-				return s.resumer.Resume(ctx, s.input, last, s.opts...)
-			})
+			ch, cancel, rerr := s.createOnce(&a, func(ctx context.Context, in any) (<-chan any, error) {
+				return s.resumer.Resume(ctx, in, last, s.opts...)
+			}, s.input)
 			if rerr == nil {
 				s.cur, s.cancel, s.ch = a, cancel, ch
 				return streams.Source{C: ch, Cancel: cancel}, nil

@@ -36,6 +36,8 @@ const (
 	attrBatchItems    = attribute.Key("retry.batch.items")
 	attrStreamChunks  = attribute.Key("retry.stream.chunks")
 	attrStreamResumed = attribute.Key("retry.stream.resumed")
+	// attrRepaired marks an attempt made with the input Repair returned.
+	attrRepaired = attribute.Key("retry.repaired")
 )
 
 // attrErrorType is semconv's error.type.
@@ -46,6 +48,7 @@ const (
 	spanAttempt  = "retry.attempt"
 	eventBackoff = "retry.backoff"
 	eventHold    = "retry.budget.hold"
+	eventRepair  = "retry.repair"
 )
 
 // telemetry holds the tracer and instruments of one RetryRunnable. A nil

@@ -3,6 +3,7 @@ package anthropic
 import (
 	"errors"
 	"net/http"
+	"strings"
 
 	ant "github.com/anthropics/anthropic-sdk-go/v2"
 
@@ -47,5 +48,15 @@ func AdaptError(err error) error {
 	}
 	a.Permanent = permanentTypes[typ]
 	a.Dead = typ == "billing_error" // the account's billing, not the request
-	return llmhttp.Classify(a, h, err.Error())
+	msg := ae.Message
+	if msg == "" {
+		msg = err.Error() // the raw body, when it was not Anthropic's JSON
+	}
+	if typ == "rate_limit_error" && strings.Contains(strings.ToLower(msg), "long context") {
+		// "Extra usage is required for long context requests.": the
+		// credential may not send a request this long, however long it
+		// waits. A shorter request, or another credential, is the fix.
+		a.Code, a.Permanent = "long_context_not_eligible", true
+	}
+	return llmhttp.Classify(a, h, msg)
 }

@@ -2,10 +2,12 @@ package anthropic_test
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"net/http"
 	"net/http/httptest"
 
+	ant "github.com/anthropics/anthropic-sdk-go/v2"
 	"github.com/anthropics/anthropic-sdk-go/v2/option"
 
 	"github.com/steadfast-go/steadfast/providers/anthropic"
@@ -31,4 +33,39 @@ func ExampleNewMessages() {
 	out, err := r.Invoke(context.Background(), "Say hello")
 	fmt.Println(anthropic.Text(out), err)
 	// Output: Hello! <nil>
+}
+
+func ExampleMessages_RepairOverflow() {
+	// A stand-in for the API: the input and max_tokens together exceed
+	// the context window.
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		var body struct {
+			MaxTokens int `json:"max_tokens"`
+		}
+		_ = json.NewDecoder(r.Body).Decode(&body)
+		w.Header().Set("Content-Type", "application/json")
+		if body.MaxTokens > 2798 {
+			w.WriteHeader(http.StatusBadRequest)
+			fmt.Fprint(w, `{"type":"error","error":{"type":"invalid_request_error","message":"input length and max_tokens exceed context limit: 197202 + 21333 > 200000, decrease input length or max_tokens and try again"}}`)
+			return
+		}
+		fmt.Fprintf(w, `{"id":"msg_1","type":"message","role":"assistant","model":"claude-sonnet-4-5",
+			"content":[{"type":"text","text":"answered in at most %d tokens"}],"stop_reason":"end_turn","stop_sequence":null,
+			"usage":{"input_tokens":197202,"output_tokens":9}}`, body.MaxTokens)
+	}))
+	defer srv.Close()
+
+	msgs := anthropic.NewMessages("claude-sonnet-4-5", option.WithBaseURL(srv.URL), option.WithAPIKey("key"))
+	cfg := retry.DefaultRetryConfig()
+	cfg.Repair = msgs.RepairOverflow // lower max_tokens to what fits, at once
+	r, err := retry.New(msgs, cfg)
+	if err != nil {
+		panic(err)
+	}
+	out, err := r.Invoke(context.Background(), ant.MessageNewParams{
+		MaxTokens: 21333,
+		Messages:  []ant.MessageParam{ant.NewUserMessage(ant.NewTextBlock("Summarize this long document"))},
+	})
+	fmt.Println(anthropic.Text(out), err)
+	// Output: answered in at most 2798 tokens <nil>
 }

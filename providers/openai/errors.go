@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"errors"
 	"net/http"
+	"strings"
 
 	oai "github.com/openai/openai-go/v3"
 	"github.com/openai/openai-go/v3/packages/ssestream"
@@ -77,8 +78,10 @@ func apiError(status int, code, typ string, err error) *llmhttp.APIError {
 	}
 }
 
+// first returns the code a, unless it is empty or only digits (the
+// status, which OpenAI-compatible gateways echo as a code), else b.
 func first(a, b string) string {
-	if a != "" {
+	if a != "" && strings.Trim(a, "0123456789") != "" {
 		return a
 	}
 	return b

@@ -94,14 +94,14 @@ type streamCall struct {
 	input   any
 	opts    []core.Option
 	open    func(context.Context, any) (<-chan any, error) // the inner Stream, or Resume, of an input
-	resume  bool                                      // open is Resume: a retry, never held as a first attempt
-	resumer core.Resumer                              // the inner Runnable, when its chain can resume
-	n       int                                       // attempts made
-	cur     attempt                                   // the live attempt, once created
-	cancel  context.CancelCauseFunc                   // cancels the live attempt's stream
-	ch      <-chan any                                // the live attempt's stream
-	last    error                                     // the last failed attempt's error
-	gaveUp  *Error                                    // the end of a stream that resuming gave up on
+	resume  bool                                           // open is Resume: a retry, never held as a first attempt
+	resumer core.Resumer                                   // the inner Runnable, when its chain can resume
+	n       int                                            // attempts made
+	cur     attempt                                        // the live attempt, once created
+	cancel  context.CancelCauseFunc                        // cancels the live attempt's stream
+	ch      <-chan any                                     // the live attempt's stream
+	last    error                                          // the last failed attempt's error
+	gaveUp  *Error                                         // the end of a stream that resuming gave up on
 	// committedAt is the attempt whose first chunk committed the stream.
 	committedAt int
 }

@@ -107,22 +107,15 @@ func (b *batchCall) round(ctx context.Context, n int) {
 		return
 	}
 	ends, limits, tallies := make([]Outcome, len(errs)), make([]Class, len(errs)), make([]*classTally, len(errs))
-	repaired := make([]int, len(errs))
 	for i := range tallies {
 		switch {
 		case whole:
 			tallies[i] = &c.tally // a whole-batch failure is the call's
-			for _, idx := range failed {
-				repaired[i] = max(repaired[i], b.repaired(idx))
-			}
 		case b.tallies != nil:
 			tallies[i] = &b.tallies[failed[i]]
 		}
-		if !whole {
-			repaired[i] = b.repaired(failed[i])
-		}
 	}
-	d := c.plan(ctx, n, errs, tallies, repaired, ends, limits)
+	d := c.plan(ctx, n, errs, tallies, b.repairedOf(failed, whole), ends, limits)
 	c.endAttempt(ctx, &a, errs[0], d)
 	var again, fixed []int
 	for i, idx := range failed {
@@ -161,6 +154,27 @@ func (b *batchCall) round(ctx context.Context, n int) {
 		slices.Sort(again) // the caller's order
 	}
 	b.pending = again
+}
+
+// repairedOf returns, for plan, how many times each failure's item was
+// repaired: nil while none was; for a whole-batch failure, the most any
+// of its items was.
+func (b *batchCall) repairedOf(failed []int, whole bool) []int {
+	if b.repairs == nil {
+		return nil
+	}
+	if whole {
+		most := 0
+		for _, idx := range failed {
+			most = max(most, b.repairs[idx])
+		}
+		return []int{most}
+	}
+	r := make([]int, len(failed))
+	for i, idx := range failed {
+		r[i] = b.repairs[idx]
+	}
+	return r
 }
 
 // repaired is how many times item idx was repaired.

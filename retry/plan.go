@@ -18,8 +18,9 @@ type decision struct {
 // plan is what follows attempt n's failures errs, the one place where it
 // is worked out, for Invoke, Stream and Batch alike. An attempt has one
 // failure (an Invoke or Stream attempt, a Batch round that failed whole)
-// or several (the failed items of a Batch round); repaired[i] is how many
-// of failure i's attempts were repairs, which spend no retry. In order:
+// or several (the failed items of a Batch round); repaired[i], when
+// repaired is not nil, is how many of failure i's attempts were repairs,
+// which spend no retry. In order:
 //
 //  1. the caller's context is done: everything stops;
 //  2. the rules (decide), for each failure; a retryable failure is
@@ -40,7 +41,11 @@ func (c *call) plan(ctx context.Context, n int, errs []error, spent []*classTall
 	again := 0
 	idempotent := c.r.idem == nil || c.r.idem.Idempotent()
 	for i, err := range errs {
-		v := decide(c.cfg, idempotent, n, c.maxAttempts+repaired[i], err, spent[i])
+		maxAttempts := c.maxAttempts
+		if repaired != nil {
+			maxAttempts += repaired[i]
+		}
+		v := decide(c.cfg, idempotent, n, maxAttempts, err, spent[i])
 		ends[i], limits[i] = v.outcome, v.limit
 		d.retryable = d.retryable || v.retryable
 		if v.retryable && !rejected(err) && n != c.reported {

@@ -23,6 +23,11 @@ type RateLimits struct {
 // Limit is one limit: how many calls or tokens the window allows, how
 // many are left, and when the window resets. Known is false when the
 // headers said nothing usable of it.
+//
+// Reset is the reset as written, plus the worth of its last decimal when
+// it has decimals: a provider that writes "0.39s" (Groq, for 394.7 ms)
+// rounds, and a call paced to the reset as written reaches the old
+// window.
 type Limit struct {
 	Known     bool
 	Limit     int64 // 0 when not sent
@@ -66,8 +71,9 @@ func openAILimit(h http.Header, kind string, now time.Time) Limit {
 	if !l.Known {
 		return Limit{}
 	}
-	if d, err := time.ParseDuration(strings.TrimSpace(h.Get("x-ratelimit-reset-" + kind))); err == nil && d >= 0 {
-		l.Reset = now.Add(d)
+	reset := strings.TrimSpace(h.Get("x-ratelimit-reset-" + kind))
+	if d, err := time.ParseDuration(reset); err == nil && d >= 0 {
+		l.Reset = now.Add(d + lastDecimal(reset))
 	}
 	return l
 }
@@ -78,8 +84,9 @@ func anthropicLimit(h http.Header, kind string) Limit {
 	if !l.Known {
 		return Limit{}
 	}
-	if t, err := time.Parse(time.RFC3339, strings.TrimSpace(h.Get(prefix+"reset"))); err == nil {
-		l.Reset = t
+	reset := strings.TrimSpace(h.Get(prefix + "reset"))
+	if t, err := time.Parse(time.RFC3339, reset); err == nil {
+		l.Reset = t.Add(lastDecimal(reset))
 	}
 	return l
 }
@@ -193,3 +200,27 @@ func (t *RateLimitTracker) RateLimits() (RateLimits, bool) {
 	}
 	return RateLimits{}, false
 }
+
+// lastDecimal is the worth of the last decimal of a reset: 10ms in
+// "0.39s" and "2m59.56s", 1ms in "2026-12-01T12:00:01.250Z" (the unit is
+// the one after the number, or seconds), none in "1s" or "120ms".
+func lastDecimal(reset string) time.Duration {
+	dot := strings.LastIndexByte(reset, '.')
+	if dot < 0 {
+		return 0
+	}
+	end := dot + 1
+	for end < len(reset) && isDigit(reset[end]) {
+		end++
+	}
+	unit := time.Second
+	if u, err := time.ParseDuration("1" + reset[end:]); err == nil {
+		unit = u
+	}
+	for range end - dot - 1 {
+		unit /= 10
+	}
+	return unit
+}
+
+func isDigit(b byte) bool { return '0' <= b && b <= '9' }

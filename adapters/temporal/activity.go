@@ -38,7 +38,7 @@ func Activity[In, Out any](r core.Runnable, opts ...Option) func(context.Context
 	}
 	return func(ctx context.Context, in In) (Out, error) {
 		var zero Out
-		ctx, hb, err := begin(ctx, &o)
+		ctx, hb, err := begin(ctx, &o, false)
 		if err != nil {
 			return zero, err
 		}
@@ -60,7 +60,7 @@ func Activity[In, Out any](r core.Runnable, opts ...Option) func(context.Context
 
 // begin starts an activity attempt: it reads the checkpoint, starts the
 // heartbeats and returns the context that continues the call.
-func begin(ctx context.Context, o *options) (context.Context, *heartbeat, error) {
+func begin(ctx context.Context, o *options, stream bool) (context.Context, *heartbeat, error) {
 	if o.err != nil {
 		return ctx, nil, permanent("steadfast_config", o.err)
 	}
@@ -74,7 +74,8 @@ func begin(ctx context.Context, o *options) (context.Context, *heartbeat, error)
 		return ctx, nil, permanent("steadfast_checkpoint", fmt.Errorf("temporal: the heartbeat details are not a checkpoint of this package: %w", err))
 	}
 	info := activity.GetInfo(ctx)
-	hb := startHeartbeat(ctx, cp, o.every(info.HeartbeatTimeout))
+	o.adviseOnce(ctx, info.HeartbeatTimeout)
+	hb := startHeartbeat(ctx, cp, o.every(info.HeartbeatTimeout), stream)
 	ctx = retry.WithContinuation(ctx, retry.Continuation{
 		InvocationID: invocationID(info),
 		Attempts:     cp.Attempts,

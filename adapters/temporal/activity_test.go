@@ -1,9 +1,12 @@
 package temporal_test
 
 import (
+	"bytes"
 	"context"
+	"encoding/json"
 	"errors"
 	"log/slog"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -17,6 +20,7 @@ import (
 	sdktemporal "go.temporal.io/sdk/temporal"
 	"go.temporal.io/sdk/testsuite"
 	"go.temporal.io/sdk/worker"
+	"go.temporal.io/sdk/workflow"
 
 	"github.com/steadfast-go/steadfast/adapters/temporal"
 	"github.com/steadfast-go/steadfast/core"
@@ -71,34 +75,43 @@ type activityRuns struct {
 	beats   int // heartbeats sent (the SDK throttles them)
 	// recorded counts the activity's RecordHeartbeat calls.
 	recorded atomic.Int64
+	// first is the details of the first RecordHeartbeat call, as JSON.
+	first atomic.Value
 }
 
-// beatCounter counts an activity's RecordHeartbeat calls.
+// beatCounter counts an activity's RecordHeartbeat calls and keeps the
+// first one's details.
 type beatCounter struct {
 	interceptor.WorkerInterceptorBase
-	n *atomic.Int64
+	runs *activityRuns
 }
 
 func (b *beatCounter) InterceptActivity(_ context.Context, next interceptor.ActivityInboundInterceptor) interceptor.ActivityInboundInterceptor {
-	return &beatInbound{ActivityInboundInterceptorBase: interceptor.ActivityInboundInterceptorBase{Next: next}, n: b.n}
+	return &beatInbound{ActivityInboundInterceptorBase: interceptor.ActivityInboundInterceptorBase{Next: next}, runs: b.runs}
 }
 
 type beatInbound struct {
 	interceptor.ActivityInboundInterceptorBase
-	n *atomic.Int64
+	runs *activityRuns
 }
 
 func (b *beatInbound) Init(outbound interceptor.ActivityOutboundInterceptor) error {
-	return b.Next.Init(&beatOutbound{ActivityOutboundInterceptorBase: interceptor.ActivityOutboundInterceptorBase{Next: outbound}, n: b.n})
+	return b.Next.Init(&beatOutbound{ActivityOutboundInterceptorBase: interceptor.ActivityOutboundInterceptorBase{Next: outbound}, runs: b.runs})
 }
 
 type beatOutbound struct {
 	interceptor.ActivityOutboundInterceptorBase
-	n *atomic.Int64
+	runs *activityRuns
 }
 
 func (b *beatOutbound) RecordHeartbeat(ctx context.Context, details ...any) {
-	b.n.Add(1)
+	if b.runs.recorded.Add(1) == 1 {
+		first, err := json.Marshal(details)
+		if err != nil {
+			b.runs.t.Errorf("heartbeat details: %v", err)
+		}
+		b.runs.first.Store(string(first))
+	}
 	b.Next.RecordHeartbeat(ctx, details...)
 }
 
@@ -106,7 +119,7 @@ func (b *beatOutbound) RecordHeartbeat(ctx context.Context, details ...any) {
 func (a *activityRuns) run(fn any, args ...any) (converter.EncodedValue, error) {
 	a.suite.SetLogger(log.NewStructuredLogger(slog.New(slog.DiscardHandler)))
 	env := a.suite.NewTestActivityEnvironment()
-	env.SetWorkerOptions(worker.Options{Interceptors: []interceptor.WorkerInterceptor{&beatCounter{n: &a.recorded}}})
+	env.SetWorkerOptions(worker.Options{Interceptors: []interceptor.WorkerInterceptor{&beatCounter{runs: a}}})
 	if a.details != nil {
 		var cp map[string]any
 		if err := a.details.Get(&cp); err != nil {
@@ -273,5 +286,64 @@ func TestActivityForeignCheckpoint(t *testing.T) {
 	_, err := env.ExecuteActivity(fn, "article")
 	if app := applicationError(t, err); !app.NonRetryable() || app.Type() != "steadfast_checkpoint" || len(p.requests) != 0 {
 		t.Errorf("%v with %d requests, want NonRetryable steadfast_checkpoint and none", err, len(p.requests))
+	}
+}
+
+// lockedLog is a log the SDK's goroutines write to.
+type lockedLog struct {
+	mu  sync.Mutex
+	buf bytes.Buffer
+}
+
+func (l *lockedLog) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.buf.Write(p)
+}
+
+func (l *lockedLog) count(s string) int {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return strings.Count(l.buf.String(), s)
+}
+
+// When WithHeartbeat and the activity's HeartbeatTimeout disagree (the
+// SDK will not send heartbeats as often as set, or they come too late for
+// the timeout), the worker's log says so once, however many activity
+// attempts run; at the default, it says nothing.
+func TestHeartbeatAdviceIsLoggedOnce(t *testing.T) {
+	for name, tc := range map[string]struct {
+		opts []temporal.Option
+		want string
+	}{
+		"more often than the throttle": {[]temporal.Option{temporal.WithHeartbeat(time.Second)}, "more often than the SDK sends them (at most every 1.6s"},
+		"not before the timeout":       {[]temporal.Option{temporal.WithHeartbeat(3 * time.Second)}, "not shorter than the activity's HeartbeatTimeout (2s)"},
+		"the default":                  {nil, ""},
+	} {
+		logged := &lockedLog{}
+		var suite testsuite.WorkflowTestSuite
+		suite.SetLogger(log.NewStructuredLogger(slog.New(slog.NewTextHandler(logged, nil))))
+		env := suite.NewTestWorkflowEnvironment()
+		fn := temporal.Activity[string, string](fastRetry(t, &provider{answers: []any{"ok"}}), tc.opts...)
+		env.RegisterActivityWithOptions(fn, activity.RegisterOptions{Name: "answer"})
+		env.RegisterWorkflowWithOptions(func(ctx workflow.Context) error {
+			ctx = workflow.WithActivityOptions(ctx, workflow.ActivityOptions{StartToCloseTimeout: time.Minute, HeartbeatTimeout: 2 * time.Second})
+			for range 3 {
+				if err := workflow.ExecuteActivity(ctx, "answer", "q").Get(ctx, nil); err != nil {
+					return err
+				}
+			}
+			return nil
+		}, workflow.RegisterOptions{Name: "three"})
+		env.ExecuteWorkflow("three")
+		if err := env.GetWorkflowError(); err != nil {
+			t.Fatalf("%s: %v", name, err)
+		}
+		switch n := logged.count("steadfast: WithHeartbeat"); {
+		case tc.want == "" && n != 0:
+			t.Errorf("%s: %d heartbeat advices logged, want none", name, n)
+		case tc.want != "" && (n != 1 || logged.count(tc.want) != 1):
+			t.Errorf("%s: %d heartbeat advices logged, want one saying %q; the log:\n%s", name, n, tc.want, logged.buf.String())
+		}
 	}
 }

@@ -41,17 +41,28 @@ func readCheckpoint(ctx context.Context) (checkpoint, error) {
 // is alive (a model silent before its first token does not trip the
 // heartbeat timeout) and can deliver a cancellation. Its goroutine ends
 // with stop.
+//
+// The SDK sends an activity's first heartbeat at once and holds each
+// later one until 80 % of the HeartbeatTimeout has passed since the last
+// it sent. A stream's first heartbeat therefore waits for the first chunk
+// delivered (or the first tick, for a model silent that long): sent at
+// the attempt's start, it would leave that chunk unknown to the server
+// for most of a HeartbeatTimeout, and a worker dying then would start the
+// stream again from scratch.
 type heartbeat struct {
-	ctx  context.Context
-	mu   sync.Mutex
-	cp   checkpoint
-	done chan struct{}
-	wg   sync.WaitGroup
+	ctx       context.Context
+	mu        sync.Mutex
+	cp        checkpoint
+	holdFirst bool // a stream's: the first heartbeat carries a chunk
+	sent      bool // a heartbeat was recorded
+	done      chan struct{}
+	wg        sync.WaitGroup
 }
 
-// startHeartbeat starts heartbeating cp every so often.
-func startHeartbeat(ctx context.Context, cp checkpoint, every time.Duration) *heartbeat {
-	h := &heartbeat{ctx: ctx, cp: cp, done: make(chan struct{})}
+// startHeartbeat starts heartbeating cp every so often; with holdFirst,
+// attempts alone are not recorded until a heartbeat was.
+func startHeartbeat(ctx context.Context, cp checkpoint, every time.Duration, holdFirst bool) *heartbeat {
+	h := &heartbeat{ctx: ctx, cp: cp, holdFirst: holdFirst, done: make(chan struct{})}
 	h.wg.Go(func() {
 		t := time.NewTicker(every)
 		defer t.Stop()
@@ -74,6 +85,7 @@ func (h *heartbeat) update(f func(*checkpoint)) {
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	f(&h.cp)
+	h.sent = true
 	activity.RecordHeartbeat(h.ctx, h.cp)
 }
 
@@ -84,9 +96,18 @@ func (h *heartbeat) checkpoint() checkpoint {
 	return h.cp
 }
 
-// attempted records that attempt n of the call started.
+// attempted records that attempt n of the call started: at once, unless
+// the first heartbeat is held for a chunk, when the count goes with it.
 func (h *heartbeat) attempted(_ context.Context, n int) {
-	h.update(func(cp *checkpoint) { cp.Attempts = max(cp.Attempts, n) })
+	h.mu.Lock()
+	held := h.holdFirst && !h.sent
+	if held {
+		h.cp.Attempts = max(h.cp.Attempts, n)
+	}
+	h.mu.Unlock()
+	if !held {
+		h.update(func(cp *checkpoint) { cp.Attempts = max(cp.Attempts, n) })
+	}
 }
 
 // stop ends the heartbeats and waits for their goroutine.

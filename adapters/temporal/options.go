@@ -1,9 +1,13 @@
 package temporal
 
 import (
+	"context"
 	"encoding/json"
 	"fmt"
+	"sync"
 	"time"
+
+	"go.temporal.io/sdk/activity"
 )
 
 // DefaultHandOff is the longest wait an activity sleeps itself before a
@@ -16,6 +20,7 @@ type Option func(*options)
 type options struct {
 	handOff   time.Duration
 	heartbeat time.Duration
+	advised   *sync.Once                         // the worker's log told once that the heartbeats cannot go as set
 	decode    func(json.RawMessage) (any, error) // WithChunk's
 	err       error                              // the first bad option
 }
@@ -36,7 +41,18 @@ func WithHandOff(d time.Duration) Option {
 
 // WithHeartbeat sets how often the activity heartbeats while a call is in
 // flight. It must be positive; by default it is half the activity's
-// HeartbeatTimeout, or every 5 seconds when it has none.
+// HeartbeatTimeout, or every 5 seconds when it has none, and the default
+// is what most activities want.
+//
+// The SDK sends a heartbeat at once and later ones at most every 80 % of
+// the HeartbeatTimeout (with a worker's default options; 30 s without a
+// HeartbeatTimeout, never more than 60 s): heartbeats set more often are
+// held and sent together then, and a stream's checkpoint reaches the
+// server as late. What makes the checkpoints reach it sooner is a shorter
+// HeartbeatTimeout (or worker.Options.MaxHeartbeatThrottleInterval), not
+// this option. Set at or beyond the HeartbeatTimeout, a call silent that
+// long (a model before its first token) times the activity out. In either
+// case the worker's log says so once, at the first activity attempt.
 func WithHeartbeat(every time.Duration) Option {
 	return func(o *options) {
 		if every <= 0 && o.err == nil {
@@ -51,7 +67,7 @@ func WithHeartbeat(every time.Duration) Option {
 const defaultHeartbeat = 5 * time.Second
 
 func newOptions(opts []Option) options {
-	o := options{handOff: DefaultHandOff}
+	o := options{handOff: DefaultHandOff, advised: new(sync.Once)}
 	for _, opt := range opts {
 		if opt == nil {
 			if o.err == nil {
@@ -62,6 +78,37 @@ func newOptions(opts []Option) options {
 		opt(&o)
 	}
 	return o
+}
+
+// defaultThrottle is the SDK's throttle of heartbeats for an activity
+// with no HeartbeatTimeout, and maxThrottle its most, with a worker's
+// default options.
+const (
+	defaultThrottle = 30 * time.Second
+	maxThrottle     = 60 * time.Second
+)
+
+// adviseOnce tells the worker's log, once, when the heartbeats set with
+// WithHeartbeat cannot go as set for an activity whose HeartbeatTimeout is
+// timeout.
+func (o *options) adviseOnce(ctx context.Context, timeout time.Duration) {
+	if o.heartbeat <= 0 {
+		return
+	}
+	throttle := defaultThrottle
+	if timeout > 0 {
+		throttle = min(timeout*4/5, maxThrottle)
+	}
+	var advice string
+	switch {
+	case timeout > 0 && o.heartbeat >= timeout:
+		advice = fmt.Sprintf("steadfast: WithHeartbeat(%v) is not shorter than the activity's HeartbeatTimeout (%v): a call silent that long times the activity out; leave WithHeartbeat at its default, half the HeartbeatTimeout", o.heartbeat, timeout)
+	case o.heartbeat < throttle:
+		advice = fmt.Sprintf("steadfast: WithHeartbeat(%v) asks for heartbeats more often than the SDK sends them (at most every %v with the worker's default options): a stream's checkpoint reaches the server up to that late; shorten the HeartbeatTimeout (or the worker's MaxHeartbeatThrottleInterval) for sooner checkpoints", o.heartbeat, throttle)
+	default:
+		return
+	}
+	o.advised.Do(func() { activity.GetLogger(ctx).Warn(advice) })
 }
 
 // every returns how often to heartbeat for an activity whose

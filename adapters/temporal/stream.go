@@ -80,7 +80,7 @@ func StreamActivity[In any](r core.Runnable, deliver func(ctx context.Context, c
 		o.err = errors.New("temporal: StreamActivity: nil deliver")
 	}
 	return func(ctx context.Context, in In) error {
-		ctx, hb, err := begin(ctx, &o)
+		ctx, hb, err := begin(ctx, &o, true)
 		if err != nil {
 			return err
 		}

@@ -2,11 +2,14 @@ package temporal_test
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"slices"
 	"sync"
+	"sync/atomic"
 	"testing"
+	"time"
 
 	"github.com/steadfast-go/steadfast/adapters/temporal"
 	"github.com/steadfast-go/steadfast/core"
@@ -126,6 +129,54 @@ func TestStreamActivityResumesFromTheCheckpoint(t *testing.T) {
 	if !slices.Equal(c.resumed, []any{3}) || !slices.Equal(c.ids, []string{"resp_42"}) {
 		t.Errorf("Resume given %v with ids %v, want [3] (an int) and [resp_42]", c.resumed, c.ids)
 	}
+}
+
+// The SDK sends an activity's first heartbeat at once and holds the next
+// for 80 % of the HeartbeatTimeout: a stream's first heartbeat carries its
+// first chunk, so that a worker that dies after it resumes rather than
+// starting again, even when a retry came before that chunk.
+func TestStreamActivityFirstHeartbeatCarriesTheFirstChunk(t *testing.T) {
+	for name, c := range map[string]core.Runnable{
+		"first attempt":   &chunker{n: 3},
+		"after a failure": &failFirst{chunker: &chunker{n: 3}},
+	} {
+		r, err := retry.New(c, retry.RetryConfig{MaxRetries: 3, InitialBackoff: time.Millisecond, MaxBackoff: time.Millisecond})
+		if err != nil {
+			t.Fatal(err)
+		}
+		s := &sink{bySeq: map[int]any{}}
+		runs := &activityRuns{t: t}
+		if _, err := runs.run(temporal.StreamActivity[string](r, s.deliver), "q"); err != nil {
+			t.Fatalf("%s: %v", name, err)
+		}
+		var first []struct {
+			Attempts, Delivered int
+		}
+		raw, _ := runs.first.Load().(string)
+		if err := json.Unmarshal([]byte(raw), &first); err != nil || len(first) != 1 {
+			t.Fatalf("%s: first heartbeat's details %s: %v", name, raw, err)
+		}
+		want := 1
+		if name == "after a failure" {
+			want = 2
+		}
+		if first[0].Delivered != 1 || first[0].Attempts != want {
+			t.Errorf("%s: the first heartbeat carried %d chunks and %d attempts, want 1 chunk and %d attempts", name, first[0].Delivered, first[0].Attempts, want)
+		}
+	}
+}
+
+// failFirst fails its first stream's creation with a 503, then streams.
+type failFirst struct {
+	*chunker
+	failed atomic.Bool
+}
+
+func (f *failFirst) Stream(ctx context.Context, in any, opts ...core.Option) (<-chan any, error) {
+	if !f.failed.Swap(true) {
+		return nil, apiError(503, "", 0)
+	}
+	return f.chunker.Stream(ctx, in, opts...)
 }
 
 // A stream that cannot resume, once chunks were delivered, fails

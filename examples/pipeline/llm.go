@@ -7,6 +7,7 @@ import (
 	"math/rand/v2"
 	"time"
 
+	"github.com/steadfast-go/steadfast/chaos"
 	"github.com/steadfast-go/steadfast/core"
 	"github.com/steadfast-go/steadfast/retry"
 )
@@ -55,6 +56,20 @@ func (l *simulatedLLM) Invoke(ctx context.Context, input any, _ ...core.Option) 
 		return nil, rateLimitError{}
 	}
 	return fmt.Sprintf("%s of article %d", t.kind, t.article), nil
+}
+
+// faults are the failures -chaos injects in place of the simulated LLM's
+// own 429s, at rates that add up to about -rate-limit, each seeded from
+// -seed: rate limits with a Retry-After, overloads, server errors, and,
+// rarely, a quota spent, which no retry fixes.
+func faults(cfg config) []chaos.Fault {
+	p := cfg.rateLimit
+	return []chaos.Fault{
+		chaos.QuotaExhausted().Rate(p/50, cfg.seed),
+		chaos.RateLimited(200*time.Millisecond).Rate(p/2, cfg.seed+1),
+		chaos.Overloaded().Rate(p/4, cfg.seed+2),
+		chaos.ServerError().Rate(p/4, cfg.seed+3),
+	}
 }
 
 func (l *simulatedLLM) Batch(ctx context.Context, inputs []any, opts ...core.Option) ([]any, error) {

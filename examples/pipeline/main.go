@@ -5,9 +5,11 @@
 // -breaker, a token bucket and a circuit breaker. It prints every failed
 // attempt, every dead-lettered article and a summary. Ctrl-C cancels the
 // pipeline: backoffs end at once and unfinished articles are reported as
-// cancelled.
+// cancelled. With -chaos, the failures are the chaos package's faults, in
+// a provider's shapes.
 //
 //	go run ./examples/pipeline -articles=5 -workers=2 -rate-limit=0.3
+//	go run ./examples/pipeline -chaos -seed=7 -workers=1 -articles=20 -rate-limit=0.5
 package main
 
 import (
@@ -29,6 +31,7 @@ func main() {
 	flag.BoolVar(&cfg.breaker, "breaker", false, "put a circuit breaker (opens after 5 consecutive failures) in front of the LLM")
 	flag.Uint64Var(&cfg.seed, "seed", uint64(time.Now().UnixNano()), "seed of the simulated LLM's 429s")
 	flag.DurationVar(&cfg.latency, "latency", 10*time.Millisecond, "the simulated LLM's latency")
+	flag.BoolVar(&cfg.chaos, "chaos", false, "inject chaos faults (429s with a Retry-After, overloads, 500s, a spent quota) at about -rate-limit instead of the simulated LLM's 429s; reproducible with -seed and -workers=1")
 	flag.Parse()
 
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)

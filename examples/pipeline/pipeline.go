@@ -5,6 +5,8 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"maps"
+	"slices"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -13,6 +15,7 @@ import (
 	"golang.org/x/time/rate"
 
 	"github.com/steadfast-go/steadfast/breaker"
+	"github.com/steadfast-go/steadfast/chaos"
 	"github.com/steadfast-go/steadfast/core"
 	"github.com/steadfast-go/steadfast/ratelimit"
 	"github.com/steadfast-go/steadfast/retry"
@@ -28,6 +31,7 @@ type config struct {
 	breaker   bool    // put a circuit breaker in front of the LLM
 	seed      uint64
 	latency   time.Duration // the simulated LLM's latency
+	chaos     bool          // the failures are chaos faults, not the simulated LLM's 429s
 }
 
 func (c config) validate() error {
@@ -62,6 +66,8 @@ type result struct {
 type summary struct {
 	articles, succeeded, failed, deadLetter, retries int
 	duration                                         time.Duration
+	// met counts the failed attempts by their error.type.
+	met map[string]int
 }
 
 type articleKey struct{}
@@ -78,6 +84,7 @@ func runPipeline(ctx context.Context, cfg config, w io.Writer) (summary, error) 
 	start := time.Now()
 	out := &syncWriter{w: w}
 	var retries atomic.Int64
+	met := &tally{n: map[string]int{}}
 
 	policy := retry.RetryConfig{
 		MaxRetries:     2, // 3 attempts in all
@@ -87,6 +94,7 @@ func runPipeline(ctx context.Context, cfg config, w io.Writer) (summary, error) 
 	}
 	onRetry := retry.WithOnRetry(func(ctx context.Context, ev retry.RetryEvent) {
 		retries.Add(1)
+		met.add(retry.ErrorType(ev.Err))
 		out.printf("[article %d] attempt %d failed (%v), retrying in %v\n",
 			ctx.Value(articleKey{}), ev.Attempt, ev.Err, ev.Delay.Round(time.Millisecond))
 	})
@@ -101,7 +109,11 @@ func runPipeline(ctx context.Context, cfg config, w io.Writer) (summary, error) 
 	if cfg.limiter {
 		layers = append(layers, ratelimit.Middleware(ratelimit.InProcess(rate.NewLimiter(rate.Limit(cfg.rps), 1))))
 	}
-	llm := core.Chain(&simulatedLLM{rateLimit: cfg.rateLimit, seed: cfg.seed, latency: cfg.latency}, layers...)
+	model := core.Runnable(&simulatedLLM{rateLimit: cfg.rateLimit, seed: cfg.seed, latency: cfg.latency})
+	if cfg.chaos {
+		model = chaos.New(&simulatedLLM{latency: cfg.latency}, faults(cfg)...)
+	}
+	llm := core.Chain(model, layers...)
 
 	jobs := make(chan int, cfg.articles)
 	for a := 1; a <= cfg.articles; a++ {
@@ -115,6 +127,9 @@ func runPipeline(ctx context.Context, cfg config, w io.Writer) (summary, error) 
 			for a := range jobs {
 				res := process(ctx, llm, a)
 				results[a] = res
+				if res.err != nil && !errors.Is(res.err, context.Canceled) {
+					met.add(retry.ErrorType(res.err)) // the last attempt's
+				}
 				switch {
 				case res.outcome == deadLetter:
 					out.printf("[article %d] %s\n", a, deadLetterLine(res.err))
@@ -128,7 +143,7 @@ func runPipeline(ctx context.Context, cfg config, w io.Writer) (summary, error) 
 	}
 	wg.Wait()
 
-	s := summary{articles: cfg.articles, retries: int(retries.Load()), duration: time.Since(start)}
+	s := summary{articles: cfg.articles, retries: int(retries.Load()), duration: time.Since(start), met: met.n}
 	for _, r := range results[1:] {
 		if r.outcome == succeeded {
 			s.succeeded++
@@ -186,9 +201,32 @@ func deadLetterLine(err error) string {
 }
 
 func (s summary) print(w io.Writer, cfg config) {
-	fmt.Fprintf(w, "Retry pipeline: %d articles, rate-limit=%.0f%%\n", s.articles, cfg.rateLimit*100)
+	source := ""
+	if cfg.chaos {
+		source = fmt.Sprintf(", chaos faults, seed %d", cfg.seed)
+	}
+	fmt.Fprintf(w, "Retry pipeline: %d articles, rate-limit=%.0f%%%s\n", s.articles, cfg.rateLimit*100, source)
 	fmt.Fprintf(w, "Succeeded: %d | Failed: %d | Dead letter: %d\n", s.succeeded, s.failed, s.deadLetter)
 	fmt.Fprintf(w, "Total retries: %d | Duration: %.3fs\n", s.retries, s.duration.Seconds())
+	if len(s.met) == 0 {
+		return
+	}
+	fmt.Fprintf(w, "%-24s %s\n", "Failed attempts: error.type", "attempts")
+	for _, typ := range slices.Sorted(maps.Keys(s.met)) {
+		fmt.Fprintf(w, "  %-22s %8d\n", typ, s.met[typ])
+	}
+}
+
+// tally counts the failed attempts by their error.type.
+type tally struct {
+	mu sync.Mutex
+	n  map[string]int
+}
+
+func (t *tally) add(typ string) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	t.n[typ]++
 }
 
 // syncWriter serialises the workers' lines.

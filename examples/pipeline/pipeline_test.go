@@ -129,3 +129,29 @@ func TestBadFlags(t *testing.T) {
 		}
 	}
 }
+
+// With -chaos, the failures are the chaos package's faults: they reach the
+// table by their error.type, a spent quota is not retried, and the same
+// seed on one worker gives the same run.
+func TestChaosFaultsReplayWithTheSeed(t *testing.T) {
+	runs := make([]summary, 2)
+	for i := range runs {
+		synctest.Test(t, func(t *testing.T) {
+			cfg := base()
+			cfg.chaos, cfg.seed, cfg.workers, cfg.articles, cfg.rateLimit = true, 7, 1, 20, 0.5
+			runs[i], _ = run(t, t.Context(), cfg)
+		})
+	}
+	a, b := runs[0], runs[1]
+	if fmt.Sprint(a.met) != fmt.Sprint(b.met) || a.succeeded != b.succeeded || a.retries != b.retries {
+		t.Errorf("seed 7 gave %+v, then %+v; want the same run", a, b)
+	}
+	if a.met["rate_limit_exceeded"] == 0 || a.met["server_error"] == 0 || a.succeeded == 0 {
+		t.Errorf("failed attempts by error.type %v with %d succeeded; want rate limits and server errors met, and articles through", a.met, a.succeeded)
+	}
+	var printed bytes.Buffer
+	a.print(&printed, config{chaos: true, seed: 7, rateLimit: 0.5})
+	if !strings.Contains(printed.String(), "chaos faults, seed 7") || !strings.Contains(printed.String(), "rate_limit_exceeded") {
+		t.Errorf("summary printed:\n%s\nwant the seed and the table", printed.String())
+	}
+}

@@ -55,6 +55,9 @@ type PumpConfig struct {
 	// Seen, when not nil, sees each chunk after it was delivered, on
 	// Pump's goroutine.
 	Seen func(any)
+	// Limit, when positive, makes Pump return, Completed, once it has
+	// delivered that many chunks, reading no more of in.
+	Limit int
 }
 
 // Pump forwards in's values to out, in order, until in closes, yields an
@@ -113,5 +116,5 @@ func (r *Result) take(ctx context.Context, v any, ok bool, out chan<- any, cfg *
 	if cfg.Seen != nil {
 		cfg.Seen(v)
 	}
-	return false
+	return r.Chunks == cfg.Limit
 }

@@ -18,7 +18,8 @@ const (
 
 // AdaptError returns err as the retry layer should see it: a
 // genai.APIError becomes an error with StatusCode(), RetryAfter() (the
-// RetryInfo detail's retryDelay), ErrorType() (the API's status) and, for a
+// RetryInfo detail's retryDelay, else, for a 429, a wait its message
+// names: "Please retry in 16.5s."), ErrorType() (the API's status) and, for a
 // per-day quota, Retryable() false; the SDK's error stays reachable with
 // errors.As. Other errors (the network's, the context's) are returned as
 // they are.
@@ -41,7 +42,7 @@ func AdaptError(err error) error {
 			a.Dead = a.Dead || perDay(d["violations"])
 		}
 	}
-	return llmhttp.Classify(a, nil, "")
+	return llmhttp.Classify(a, nil, ae.Message) // a 429's message may name its wait: "Please retry in 16.5s."
 }
 
 // retryDelay reads a google.protobuf.Duration in its JSON form ("30s",

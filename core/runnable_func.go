@@ -3,6 +3,8 @@ package core
 import (
 	"context"
 	"sync"
+
+	"github.com/steadfast-go/steadfast/internal/usage"
 )
 
 // RunnableFunc adapts a function to a Runnable. Invoke calls the function;
@@ -28,6 +30,7 @@ func (f RunnableFunc) Batch(ctx context.Context, inputs []any, opts ...Option) (
 		limit = len(inputs)
 	}
 	sem := make(chan struct{}, max(limit, 1))
+	items := usage.ItemsOf(ctx) // each input's tokens, when a retry layer counts them
 	var wg sync.WaitGroup
 	for i, in := range inputs {
 		sem <- struct{}{}
@@ -38,7 +41,7 @@ func (f RunnableFunc) Batch(ctx context.Context, inputs []any, opts ...Option) (
 					errs[i] = newPanicError(v)
 				}
 			}()
-			outs[i], errs[i] = f(ctx, in, opts...)
+			outs[i], errs[i] = f(items.Item(ctx, i), in, opts...)
 		})
 	}
 	wg.Wait()

@@ -15,6 +15,7 @@ import (
 	"github.com/steadfast-go/steadfast/internal/callspan"
 	"github.com/steadfast-go/steadfast/internal/errproto"
 	"github.com/steadfast-go/steadfast/internal/streams"
+	"github.com/steadfast-go/steadfast/internal/usage"
 	"github.com/steadfast-go/steadfast/retry"
 )
 
@@ -160,11 +161,13 @@ func (r *Runnable) Invoke(ctx context.Context, input any, opts ...core.Option) (
 	defer c.EndIfUnwinding()
 	var errs []error
 	for i, cand := range r.candidates {
-		out, err := cand.Invoke(ctx, r.inputFor(i, input), opts...)
+		cctx, tokens := usage.Sub(ctx) // a failed candidate's tokens are thrown away
+		out, err := cand.Invoke(cctx, r.inputFor(i, input), opts...)
 		if err == nil {
 			c.succeed(i, r.names[i])
 			return out, nil
 		}
+		tokens.Discard()
 		errs = append(errs, err)
 		if !r.next(ctx, i, err) {
 			break

@@ -8,6 +8,7 @@ import (
 	"github.com/steadfast-go/steadfast/core"
 	"github.com/steadfast-go/steadfast/internal/panics"
 	"github.com/steadfast-go/steadfast/internal/streams"
+	"github.com/steadfast-go/steadfast/internal/usage"
 )
 
 var (
@@ -72,6 +73,7 @@ type streamCall struct {
 	errs   []error // the failures of the candidates moved away from
 	ch     <-chan any
 	cancel context.CancelCauseFunc
+	tokens *usage.Meter // the current candidate's, when counted
 }
 
 // start opens a stream on the caller's goroutine, then hands the call to
@@ -91,15 +93,17 @@ func (s *streamCall) start(ctx context.Context) error {
 func (s *streamCall) open(ctx context.Context) *Error {
 	for ; ; s.i++ {
 		sctx, cancel := context.WithCancelCause(ctx)
+		sctx, tokens := usage.Sub(sctx) // a candidate that fails before the commit: thrown away
 		ch, err := s.r.candidates[s.i].Stream(sctx, s.r.inputFor(s.i, s.input), s.opts...)
 		if err == nil && ch == nil {
 			err = errNoStream
 		}
 		if err == nil {
-			s.ch, s.cancel = ch, cancel
+			s.ch, s.cancel, s.tokens = ch, cancel, tokens
 			return nil
 		}
 		cancel(errSwitched)
+		tokens.Discard()
 		if e := s.failed(ctx, err); e != nil {
 			return e
 		}
@@ -120,6 +124,7 @@ func (s *streamCall) failed(ctx context.Context, err error) *Error {
 // Next implements streams.Committer: candidate s.i failed before the
 // commit; the next candidate's stream, when the failure allows it.
 func (s *streamCall) Next(ctx context.Context, err error) (streams.Source, error) {
+	s.tokens.Discard()
 	e := s.failed(ctx, err)
 	if e == nil {
 		s.i++

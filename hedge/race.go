@@ -7,6 +7,7 @@ import (
 
 	"github.com/steadfast-go/steadfast/core"
 	"github.com/steadfast-go/steadfast/internal/panics"
+	"github.com/steadfast-go/steadfast/internal/usage"
 )
 
 // answer is one attempt's result: Invoke's output, or Stream's first chunk
@@ -106,6 +107,7 @@ func (rc *raceCall) launch(ctx context.Context) {
 	actx, cancel := context.WithCancelCause(ctx)
 	rc.cancels = append(rc.cancels, cancel)
 	actx, span := rc.c.attemptSpan(actx, k)
+	actx, tokens := usage.Sub(actx) // a loser's tokens are thrown away
 	target := rc.r.targets[k%len(rc.r.targets)]
 	start := time.Now()
 	go func() {
@@ -114,6 +116,7 @@ func (rc *raceCall) launch(ctx context.Context) {
 		a.won = a.err == nil && rc.won.CompareAndSwap(false, true)
 		if !a.won {
 			cancel(ErrLost) // a loser's stream stops before any chunk is read
+			tokens.Discard()
 		}
 		rc.c.endAttempt(actx, span, a)
 		rc.results <- a

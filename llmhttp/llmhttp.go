@@ -150,8 +150,10 @@ type PumpConfig[T any] struct {
 	// Observe, when set, sees every event read, on the pump's goroutine
 	// (to gather the response's id, usage and finish reasons).
 	Observe func(T)
-	// Done, when set, is called once the stream has ended, before the
-	// channel is closed (to put what Observe gathered on a span).
+	// Done, when set, is called once the stream has ended, before its
+	// failure, if any, is delivered as the last value and the channel is
+	// closed (to record what Observe gathered, usage included: a retry
+	// layer settles an attempt's tokens when its stream ends).
 	Done func()
 }
 
@@ -168,40 +170,56 @@ func Pump[T any](ctx context.Context, s SDKStream[T], c PumpConfig[T]) <-chan an
 	go func() {
 		defer close(ch)
 		defer s.Close()
-		if c.Done != nil {
-			defer c.Done()
+		done := c.Done
+		defer func() { // a panic on the way still ends the stream's record
+			if done != nil {
+				done()
+			}
+		}()
+		last := pump(ctx, s, &c, ch)
+		if done != nil { // before the last value: what the stream cost is known when it ends
+			done = nil
+			c.Done()
 		}
-		var held []any // content-free events before the first with content
-		live := false  // an event with content was read: deliver everything
-		for s.Next() {
-			ev := s.Current()
-			if c.Observe != nil {
-				c.Observe(ev)
-			}
-			if c.Fail != nil {
-				if err := c.Fail(ev); err != nil {
-					streams.Send(ctx, ch, err)
-					return
-				}
-			}
-			if !live && !c.Content(ev) {
-				held = append(held, ev)
-				continue
-			}
-			live = true
-			for _, h := range held {
-				if !streams.Send(ctx, ch, h) {
-					return
-				}
-			}
-			held = nil
-			if !streams.Send(ctx, ch, ev) {
-				return
-			}
-		}
-		if err := s.Err(); err != nil && ctx.Err() == nil {
-			streams.Send(ctx, ch, c.Adapt(err))
+		if last != nil {
+			streams.Send(ctx, ch, last)
 		}
 	}()
 	return ch
+}
+
+// pump forwards s's events to ch as Pump says, and returns the failure to
+// deliver as the last value, nil when none.
+func pump[T any](ctx context.Context, s SDKStream[T], c *PumpConfig[T], ch chan<- any) error {
+	var held []any // content-free events before the first with content
+	live := false  // an event with content was read: deliver everything
+	for s.Next() {
+		ev := s.Current()
+		if c.Observe != nil {
+			c.Observe(ev)
+		}
+		if c.Fail != nil {
+			if err := c.Fail(ev); err != nil {
+				return err
+			}
+		}
+		if !live && !c.Content(ev) {
+			held = append(held, ev)
+			continue
+		}
+		live = true
+		for _, h := range held {
+			if !streams.Send(ctx, ch, h) {
+				return nil
+			}
+		}
+		held = nil
+		if !streams.Send(ctx, ch, ev) {
+			return nil
+		}
+	}
+	if err := s.Err(); err != nil && ctx.Err() == nil {
+		return c.Adapt(err)
+	}
+	return nil
 }

@@ -10,6 +10,8 @@ import (
 	"time"
 
 	"go.uber.org/goleak"
+
+	"github.com/steadfast-go/steadfast/internal/usage"
 )
 
 func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
@@ -143,6 +145,33 @@ func TestPumpHoldsContentFreeEventsOfAFailedStream(t *testing.T) {
 		}
 		if len(got) != 1 || got[0] != boom {
 			t.Errorf("values = %q, want only the failure", got)
+		}
+	})
+}
+
+// What a failed stream cost is recorded (Done) before its failure is
+// delivered: a retry layer that reads the failure counts those tokens
+// with the attempt they belong to.
+func TestPumpRecordsBeforeTheFailure(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		m := usage.New(nil)
+		ctx := context.WithValue(t.Context(), usage.Key{}, m)
+		s := &fakeStream{events: []string{""}, err: errors.New("connection reset")}
+		ch := Pump[string](ctx, s, PumpConfig[string]{
+			Content: func(e string) bool { return e != "" },
+			Adapt:   func(err error) error { return err },
+			Done: func() {
+				time.Sleep(time.Second) // a slow record: the failure waits for it
+				(&Response{HasUsage: true, InputTokens: 12}).Record(ctx)
+			},
+		})
+		if v := <-ch; v == nil {
+			t.Fatal("no failure delivered")
+		}
+		if in, _, _, _ := m.Totals(); in != 12 {
+			t.Errorf("when the failure came, %d input tokens were recorded, want 12", in)
+		}
+		for range ch {
 		}
 	})
 }

@@ -7,6 +7,8 @@ import (
 	"go.opentelemetry.io/otel/attribute"
 	semconv "go.opentelemetry.io/otel/semconv/v1.40.0"
 	"go.opentelemetry.io/otel/trace"
+
+	"github.com/steadfast-go/steadfast/internal/usage"
 )
 
 // Response is what a provider reported of one response: the GenAI
@@ -24,8 +26,15 @@ type Response struct {
 // Record puts r on the span in ctx (the attempt span, when a retry layer
 // made the call), if it records: gen_ai.response.id,
 // gen_ai.response.model, gen_ai.response.finish_reasons,
-// gen_ai.usage.input_tokens and gen_ai.usage.output_tokens.
+// gen_ai.usage.input_tokens and gen_ai.usage.output_tokens. Its usage is
+// also what the retry layer counts of the call's tokens (the call span's
+// retry.tokens.*, RetryConfig.MaxRetryTokens), tracing or not: an adapter
+// records each response once, a stream's when it ends, broken or not, with
+// what the provider reported of it so far.
 func (r *Response) Record(ctx context.Context) {
+	if r.HasUsage {
+		usage.Report(ctx, r.InputTokens, r.OutputTokens)
+	}
 	span := trace.SpanFromContext(ctx)
 	if !span.IsRecording() {
 		return

@@ -7,6 +7,7 @@ import (
 
 	"github.com/steadfast-go/steadfast/core"
 	"github.com/steadfast-go/steadfast/internal/batchcheck"
+	"github.com/steadfast-go/steadfast/internal/usage"
 )
 
 // Batch calls the inner Runnable's Batch and re-sends only what failed.
@@ -36,6 +37,9 @@ func (r *RetryRunnable) Batch(ctx context.Context, inputs []any, opts ...core.Op
 	defer b.c.endIfUnwinding(ctx)
 	if len(b.c.cfg.MaxRetriesByClass) > 0 {
 		b.tallies = make([]classTally, len(inputs))
+	}
+	if b.c.cfg.MaxRetryTokens > 0 {
+		b.tokens = make([]int64, len(inputs))
 	}
 	for i := range b.pending {
 		b.pending[i] = i
@@ -74,6 +78,9 @@ type batchCall struct {
 	// modified.
 	rewritten []any
 	repairs   []int // each item's repairs; nil until one is repaired
+	// tokens are the tokens each item has thrown away, for
+	// MaxRetryTokens; nil without it.
+	tokens []int64
 }
 
 // input returns item idx's input for its next attempt.
@@ -102,6 +109,7 @@ func (b *batchCall) round(ctx context.Context, n int) {
 		return
 	}
 	failed, errs := b.merge(ctx, n, sent, outs, itemErrs, whole)
+	b.settle(&a, sent, failed, whole)
 	if len(failed) == 0 {
 		c.endAttempt(ctx, &a, nil, decision{})
 		return
@@ -115,7 +123,7 @@ func (b *batchCall) round(ctx context.Context, n int) {
 			tallies[i] = &b.tallies[failed[i]]
 		}
 	}
-	d := c.plan(ctx, n, errs, tallies, b.repairedOf(failed, whole), ends, limits)
+	d := c.plan(ctx, n, errs, tallies, b.repairedOf(failed, whole), b.tokensOf(failed, whole), ends, limits)
 	c.endAttempt(ctx, &a, errs[0], d)
 	var again, fixed []int
 	for i, idx := range failed {
@@ -154,6 +162,46 @@ func (b *batchCall) round(ctx context.Context, n int) {
 		slices.Sort(again) // the caller's order
 	}
 	b.pending = again
+}
+
+// settle counts the tokens of round a's failed items as thrown away, each
+// item's under its own meter, and, for a whole-batch failure, all of the
+// round's; what the succeeded items were billed reached the caller. Round
+// a's meter is then settled: endAttempt leaves it.
+func (b *batchCall) settle(a *attempt, sent, failed []int, whole bool) {
+	if a.meter == nil {
+		return
+	}
+	items := a.actx.items
+	for i, j := 0, 0; i < len(sent) && j < len(failed) && items != nil; i++ {
+		if sent[i] != failed[j] {
+			continue
+		}
+		j++
+		if n := items[i].Discard(); b.tokens != nil {
+			b.tokens[sent[i]] += n
+		}
+	}
+	if whole {
+		a.meter.Discard()
+	}
+	a.meter = nil
+}
+
+// tokensOf returns, for plan, the tokens each failure's item has thrown
+// away: nil without MaxRetryTokens; for a whole-batch failure, the call's.
+func (b *batchCall) tokensOf(failed []int, whole bool) []int64 {
+	if b.tokens == nil {
+		return nil
+	}
+	if whole {
+		return []int64{b.c.discarded()}
+	}
+	t := make([]int64, len(failed))
+	for i, idx := range failed {
+		t[i] = b.tokens[idx]
+	}
+	return t
 }
 
 // repairedOf returns, for plan, how many times each failure's item was
@@ -221,6 +269,13 @@ func (b *batchCall) send(ctx context.Context, n int) (attempt, []any, error) {
 	a := c.startAttempt(ctx, n, c.cfg.PerAttemptTimeout)
 	if a.span != nil {
 		a.span.SetAttributes(attrBatchItems.Int(len(sub)))
+	}
+	if a.meter != nil { // each item's tokens under its own meter
+		items := make(usage.Items, len(sub))
+		for i := range items {
+			items[i] = usage.New(a.meter)
+		}
+		a.actx.items = items
 	}
 	outs, err := c.r.inner.Batch(a.ctx, sub, b.opts...)
 	return a, outs, a.result(ctx, err)

@@ -13,6 +13,7 @@ import (
 	"github.com/steadfast-go/steadfast/core"
 	"github.com/steadfast-go/steadfast/internal/errproto"
 	"github.com/steadfast-go/steadfast/internal/room"
+	"github.com/steadfast-go/steadfast/internal/usage"
 )
 
 // call is the state of one logical call (an Invoke, a Batch or a Stream):
@@ -58,6 +59,12 @@ type call struct {
 	// the next attempt is one, for its span.
 	repairs    int
 	repairNext bool
+	// meter counts the call's tokens, nil when neither telemetry nor
+	// MaxRetryTokens asks for them; delivered is the first attempt whose
+	// output reached the caller however it ended (a stream's committing
+	// attempt, and those resuming it), 0 until one did.
+	meter     *usage.Meter
+	delivered int
 }
 
 // begin starts call c and returns the context of its call span.
@@ -85,6 +92,9 @@ func (r *RetryRunnable) begin(ctx context.Context, c *call, m method, opts []cor
 			ctx, c.span = r.tel.tracer.Start(ctx, m.spanName())
 			c.recording = c.span.IsRecording()
 		}
+	}
+	if c.recording || c.metrics || cfg.MaxRetryTokens > 0 {
+		c.meter = usage.New(usage.From(ctx)) // an outer call's attempt counts this call's tokens too
 	}
 	return ctx
 }
@@ -134,6 +144,8 @@ type attempt struct {
 	ctx    context.Context
 	span   trace.Span // nil unless the call span is recording
 	cancel context.CancelFunc
+	actx   *attemptCtx
+	meter  *usage.Meter // the attempt's tokens; nil when the call counts none
 }
 
 // startAttempt returns the context for attempt n: it carries AttemptInfo,
@@ -151,7 +163,11 @@ func (c *call) startAttempt(ctx context.Context, n int, timeout time.Duration) a
 	if actx.root == nil {
 		actx.root, c.first = actx, actx
 	}
-	a.ctx = actx
+	if c.meter != nil {
+		actx.meter.Init(c.meter)
+		actx.metered, a.meter = true, &actx.meter
+	}
+	a.ctx, a.actx = actx, actx
 	if c.recording {
 		a.ctx, a.span = c.r.tel.tracer.Start(a.ctx, spanAttempt)
 	}
@@ -192,6 +208,9 @@ func (a *attempt) result(parent context.Context, err error) error {
 // endAttempt ends attempt a with its error (nil on success) and, for a
 // failure, the decision that follows it.
 func (c *call) endAttempt(ctx context.Context, a *attempt, err error, d decision) {
+	if err != nil {
+		c.discard(a)
+	}
 	c.live = false
 	if c.liveSpan != nil || c.liveCancel != nil {
 		c.liveSpan, c.liveCancel = nil, nil
@@ -282,12 +301,50 @@ func (c *call) newError(d decision, attempts int, last error) *Error {
 	return e
 }
 
+// discard counts attempt a's tokens as thrown away, unless its output
+// reached the caller.
+func (c *call) discard(a *attempt) {
+	if a.meter != nil && (c.delivered == 0 || a.n < c.delivered) {
+		a.meter.Discard()
+	}
+}
+
+// discarded is how many tokens the call has thrown away.
+func (c *call) discarded() int64 {
+	_, _, d, _ := c.meter.Totals()
+	return d
+}
+
+// tokens counts the call's tokens, by fate, and returns its call span's
+// retry.tokens attributes added to extra: none when no usage was reported.
+func (c *call) tokens(ctx context.Context, extra []attribute.KeyValue) []attribute.KeyValue {
+	in, out, discarded, reported := c.meter.Totals()
+	if !reported {
+		return extra
+	}
+	if c.metrics {
+		if delivered := in + out - discarded; delivered > 0 {
+			c.r.tel.tokens.Add(ctx, delivered, c.attrs.with(attrTokenFate.String("delivered")))
+		}
+		if discarded > 0 {
+			c.r.tel.tokens.Add(ctx, discarded, c.attrs.with(attrTokenFate.String("discarded")))
+		}
+	}
+	if !c.recording {
+		return extra
+	}
+	return append(extra, attrTokensInput.Int64(in), attrTokensOutput.Int64(out), attrTokensDiscarded.Int64(discarded))
+}
+
 // succeed ends a call that succeeded on attempt n.
 func (c *call) succeed(ctx context.Context, n int, extra ...attribute.KeyValue) {
 	c.ended = true
 	c.timer.Stop()
 	if c.metrics {
 		c.r.tel.calls.Add(ctx, 1, c.attrs.callOK...)
+	}
+	if c.meter != nil {
+		extra = c.tokens(ctx, extra)
 	}
 	if c.span == nil {
 		return
@@ -316,6 +373,9 @@ func (c *call) fail(ctx context.Context, err *Error, extra ...attribute.KeyValue
 func (c *call) record(ctx context.Context, err *Error, extra ...attribute.KeyValue) {
 	c.ended = true
 	c.timer.Stop()
+	if c.meter != nil {
+		extra = c.tokens(ctx, extra)
+	}
 	etype := errproto.Type(err)
 	if c.metrics {
 		c.r.tel.calls.Add(ctx, 1, c.attrs.with(attrOutcome.String(string(err.Outcome)), attrErrorType.String(etype)))
@@ -336,7 +396,14 @@ func (c *call) record(ctx context.Context, err *Error, extra ...attribute.KeyVal
 func (c *call) retryOrStop(ctx context.Context, a *attempt, err error, in *any) *Error {
 	errs, ends, limits, tallies := [1]error{err}, [1]Outcome{}, [1]Class{}, [1]*classTally{&c.tally}
 	repaired := [1]int{c.repairs}
-	d := c.plan(ctx, a.n, errs[:], tallies[:], repaired[:], ends[:], limits[:])
+	c.discard(a) // before the rules, which count what the call threw away
+	var toks [1]int64
+	var tokens []int64
+	if c.cfg.MaxRetryTokens > 0 {
+		toks[0] = c.discarded()
+		tokens = toks[:]
+	}
+	d := c.plan(ctx, a.n, errs[:], tallies[:], repaired[:], tokens, ends[:], limits[:])
 	c.endAttempt(ctx, a, err, d)
 	if in != nil && c.repairable(d.outcome, err, c.repairs) {
 		next, fault := c.repair(ctx, a.n, *in, err)

@@ -97,6 +97,16 @@ type RetryConfig struct {
 	// MaxRepairs is the most repairs of a call, or of a Batch item; 0
 	// means 1 when Repair is set.
 	MaxRepairs int `json:"max_repairs,omitempty"`
+	// MaxRetryTokens, when positive, bounds the tokens a call may throw
+	// away: once its attempts whose output never reached the caller (a
+	// failure after partial output, an answer CheckOutput rejected, a
+	// hedge's losing request, a fallback candidate that failed) were billed
+	// that many tokens, input and output, it makes no further attempt and
+	// ends with OutcomeRetryTokensExhausted. Tokens are those the
+	// providers' adapters report (llmhttp.Response.Record); an attempt
+	// whose usage is unknown counts 0. In a Batch each item counts its
+	// own. 0 means no bound.
+	MaxRetryTokens int `json:"max_retry_tokens,omitempty"`
 }
 
 // Seed values of DefaultRetryConfig and of zero fields.
@@ -152,6 +162,8 @@ func (c RetryConfig) Validate() error {
 		return bad("MaxRetries", "is %d, must not be negative", c.MaxRetries)
 	case c.MaxRetries > maxMaxRetries:
 		return bad("MaxRetries", "is %d, must be at most %d", c.MaxRetries, maxMaxRetries)
+	case c.MaxRetryTokens < 0:
+		return bad("MaxRetryTokens", "is %d, must not be negative", c.MaxRetryTokens)
 	case c.MaxRepairs < 0:
 		return bad("MaxRepairs", "is %d, must not be negative", c.MaxRepairs)
 	case c.MaxRepairs > maxMaxRetries-c.MaxRetries:

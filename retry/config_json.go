@@ -31,6 +31,7 @@ var configFields = []configField{
 	{"retry_non_idempotent", "RetryNonIdempotent", func(c *RetryConfig) any { return &c.RetryNonIdempotent }},
 	{"max_retries_by_class", "MaxRetriesByClass", func(c *RetryConfig) any { return &c.MaxRetriesByClass }},
 	{"max_repairs", "MaxRepairs", func(c *RetryConfig) any { return &c.MaxRepairs }},
+	{"max_retry_tokens", "MaxRetryTokens", func(c *RetryConfig) any { return &c.MaxRetryTokens }},
 }
 
 func jsonName(goName string) string {

@@ -18,11 +18,11 @@ type verdict struct {
 
 // decide applies the rules to attempt n's failure err, for a call that
 // makes at most maxAttempts attempts and has spent the retries in spent
-// (nil when no per-class bound counts them); idempotent is what the inner
-// Runnable says of itself. It is the rules and nothing else: it reports
+// (nil when no per-class bound counts them) and discarded tokens thrown
+// away; idempotent is what the inner Runnable says of itself. It is the rules and nothing else: it reports
 // nothing and counts nothing. The caller's context, rule 1, is the
 // caller's to look at before it asks.
-func decide(cfg *RetryConfig, idempotent bool, n, maxAttempts int, err error, spent *classTally) verdict {
+func decide(cfg *RetryConfig, idempotent bool, n, maxAttempts int, err error, spent *classTally, discarded int64) verdict {
 	if (!idempotent && !cfg.RetryNonIdempotent) || !retryable(cfg, err) {
 		return verdict{outcome: OutcomeNotRetryable}
 	}
@@ -37,6 +37,10 @@ func decide(cfg *RetryConfig, idempotent bool, n, maxAttempts int, err error, sp
 			v.outcome, v.limit = OutcomeExhausted, v.class
 			return v
 		}
+	}
+	if cfg.MaxRetryTokens > 0 && discarded >= int64(cfg.MaxRetryTokens) {
+		v.outcome = OutcomeRetryTokensExhausted
+		return v
 	}
 	if hint, ok := errproto.RetryAfter(err); ok {
 		if hint > cfg.maxRetryAfter() {

@@ -47,7 +47,7 @@ func TestDecideIsTheRules(t *testing.T) {
 		if tc.spent != nil {
 			spentBefore = *tc.spent
 		}
-		got := decide(cfg, tc.idempotent, tc.n, 4, tc.err, tc.spent)
+		got := decide(cfg, tc.idempotent, tc.n, 4, tc.err, tc.spent, 0)
 		if got != tc.want {
 			t.Errorf("%s: decide = %+v, want %+v", name, got, tc.want)
 		}

@@ -24,6 +24,9 @@ const (
 	// Continuation's HandOff: the caller sleeps Error.Wait and continues
 	// the call then.
 	OutcomeHandedOff Outcome = "handed_off"
+	// OutcomeRetryTokensExhausted ends a call, or a Batch item, whose
+	// attempts threw away RetryConfig.MaxRetryTokens tokens.
+	OutcomeRetryTokensExhausted Outcome = "retry_tokens_exhausted"
 )
 
 // ErrAttemptTimeout is matched (errors.Is) by the error of an attempt that

@@ -20,7 +20,8 @@ type decision struct {
 // failure (an Invoke or Stream attempt, a Batch round that failed whole)
 // or several (the failed items of a Batch round); repaired[i], when
 // repaired is not nil, is how many of failure i's attempts were repairs,
-// which spend no retry. In order:
+// which spend no retry; tokens[i], when tokens is not nil, the tokens
+// failure i's call or item has thrown away. In order:
 //
 //  1. the caller's context is done: everything stops;
 //  2. the rules (decide), for each failure; a retryable failure is
@@ -33,7 +34,7 @@ type decision struct {
 // again after the decision's delay, and in limits[i] the class whose bound
 // ended it, if one did. The decision's outcome is set when none goes
 // again.
-func (c *call) plan(ctx context.Context, n int, errs []error, spent []*classTally, repaired []int, ends []Outcome, limits []Class) decision {
+func (c *call) plan(ctx context.Context, n int, errs []error, spent []*classTally, repaired []int, tokens []int64, ends []Outcome, limits []Class) decision {
 	if cerr := ctx.Err(); cerr != nil {
 		return endAll(decision{outcome: ctxOutcome(cerr)}, ends)
 	}
@@ -45,7 +46,11 @@ func (c *call) plan(ctx context.Context, n int, errs []error, spent []*classTall
 		if repaired != nil {
 			maxAttempts += repaired[i]
 		}
-		v := decide(c.cfg, idempotent, n, maxAttempts, err, spent[i])
+		var discarded int64
+		if tokens != nil {
+			discarded = tokens[i]
+		}
+		v := decide(c.cfg, idempotent, n, maxAttempts, err, spent[i], discarded)
 		ends[i], limits[i] = v.outcome, v.limit
 		d.retryable = d.retryable || v.retryable
 		if v.retryable && !rejected(err) && n != c.reported {

@@ -38,6 +38,14 @@ const (
 	attrStreamResumed = attribute.Key("retry.stream.resumed")
 	// attrRepaired marks an attempt made with the input Repair returned.
 	attrRepaired = attribute.Key("retry.repaired")
+	// The call's tokens: input and output over its attempts, and those of
+	// attempts whose output never reached the caller.
+	attrTokensInput     = attribute.Key("retry.tokens.input")
+	attrTokensOutput    = attribute.Key("retry.tokens.output")
+	attrTokensDiscarded = attribute.Key("retry.tokens.discarded")
+	// attrTokenFate says of retry.tokens whether they were delivered or
+	// discarded.
+	attrTokenFate = attribute.Key("retry.token.fate")
 )
 
 // attrErrorType is semconv's error.type.
@@ -60,6 +68,7 @@ type telemetry struct {
 	calls         metric.Int64Counter
 	backoff       metric.Float64Histogram
 	budgetRefused metric.Int64Counter
+	tokens        metric.Int64Counter
 	attrs         sync.Map // opKey → *opAttrs, at most maxCachedOps entries
 	cachedOps     atomic.Int64
 	// recent holds, per method, the opAttrs used last: most RetryRunnables
@@ -107,6 +116,11 @@ func newTelemetry(o *options) (*telemetry, error) {
 		metric.WithDescription("Retries refused by the retry budget."),
 		metric.WithUnit("{retry}")); err != nil {
 		return nil, fmt.Errorf("retry: metric retry.budget.refused: %w", err)
+	}
+	if t.tokens, err = m.Int64Counter("retry.tokens",
+		metric.WithDescription("Tokens the calls' attempts were billed, by whether their output reached the caller."),
+		metric.WithUnit("{token}")); err != nil {
+		return nil, fmt.Errorf("retry: metric retry.tokens: %w", err)
 	}
 	return t, nil
 }

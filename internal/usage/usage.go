@@ -1,0 +1,138 @@
+// Package usage carries the tokens a call's attempts were billed, from
+// where a provider reports them (llmhttp.Response.Record, in the
+// provider's adapter) to the retry layer, which sums them on its call span
+// and tells the tokens whose output reached the caller from those thrown
+// away.
+//
+// A Meter counts what is reported under it. Meters nest: the retry layer
+// gives each call one and each attempt one under it; a decorator that
+// sends one attempt several times (a hedge, a fallback, a pool moving on)
+// gives each of its requests one under the attempt's, and discards those
+// whose output it does not return. Everything reported reaches every
+// meter above it; what is discarded, too.
+package usage
+
+import (
+	"context"
+	"sync"
+)
+
+// A Meter counts the tokens reported under it, and those of them that
+// were discarded. It is safe for concurrent use; a nil *Meter counts
+// nothing.
+type Meter struct {
+	parent *Meter
+
+	mu                       sync.Mutex
+	input, output, discarded int64
+	reported                 bool
+	// gone is set by Discard: tokens reported later (a stream abandoned
+	// before its provider said what it cost) are discarded as they come.
+	gone bool
+}
+
+// New returns a meter under parent (nil for none).
+func New(parent *Meter) *Meter { return &Meter{parent: parent} }
+
+// Key is the context key of the meter that reports in a context count
+// under. The retry layer's attempt context answers it itself.
+type Key struct{}
+
+// From returns the meter of ctx, nil when none.
+func From(ctx context.Context) *Meter {
+	m, _ := ctx.Value(Key{}).(*Meter)
+	return m
+}
+
+// Sub returns a context whose reports count under a meter of their own,
+// under ctx's, and that meter: a decorator's request, to keep or discard.
+// When ctx has no meter, tokens are not being counted: it returns ctx and
+// nil, at the cost of one lookup.
+func Sub(ctx context.Context) (context.Context, *Meter) {
+	parent := From(ctx)
+	if parent == nil {
+		return ctx, nil
+	}
+	m := New(parent)
+	return context.WithValue(ctx, Key{}, m), m
+}
+
+// Report counts input and output tokens under ctx's meter, and every
+// meter above it; as discarded, from the first that was discarded up.
+func Report(ctx context.Context, input, output int64) {
+	lost := false
+	for m := From(ctx); m != nil; m = m.parent {
+		m.mu.Lock()
+		lost = lost || m.gone
+		m.input += input
+		m.output += output
+		if lost {
+			m.discarded += input + output
+		}
+		m.reported = true
+		m.mu.Unlock()
+	}
+}
+
+// Discard counts what was reported under m, and not discarded yet, as
+// discarded, in m and every meter above it: its output never reached the
+// caller. What is reported under m later is discarded too. It returns how
+// many tokens it discarded.
+func (m *Meter) Discard() int64 {
+	if m == nil {
+		return 0
+	}
+	m.mu.Lock()
+	n := m.input + m.output - m.discarded
+	m.discarded += n
+	m.gone = true
+	m.mu.Unlock()
+	if n <= 0 {
+		return 0
+	}
+	for x := m.parent; x != nil; x = x.parent {
+		x.mu.Lock()
+		x.discarded += n
+		x.mu.Unlock()
+	}
+	return n
+}
+
+// Totals returns the input and output tokens reported under m, those
+// discarded, and whether anything was reported.
+func (m *Meter) Totals() (input, output, discarded int64, reported bool) {
+	if m == nil {
+		return 0, 0, 0, false
+	}
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return m.input, m.output, m.discarded, m.reported
+}
+
+// ItemsKey is the context key of a Batch attempt's Items.
+type ItemsKey struct{}
+
+// Items are the meters of a Batch attempt's inputs, by position: a Batch
+// that calls each input on its own (core.RunnableFunc's) reports each
+// input's tokens under its meter, so that each item counts its own.
+type Items []*Meter
+
+// ItemsOf returns the Items of ctx, nil when its Batch's items are not
+// metered each.
+func ItemsOf(ctx context.Context) Items {
+	items, _ := ctx.Value(ItemsKey{}).(Items)
+	return items
+}
+
+// Item returns the context of input i of a Batch whose item meters are
+// items: under its own meter, when it has one.
+func (items Items) Item(ctx context.Context, i int) context.Context {
+	if i >= len(items) || items[i] == nil {
+		return ctx
+	}
+	return context.WithValue(ctx, Key{}, items[i])
+}
+
+// Init makes m, a zero Meter, count under parent: for a Meter held in a
+// struct of its own rather than made by New.
+func (m *Meter) Init(parent *Meter) { m.parent = parent }

@@ -347,3 +347,21 @@ func TestMaxRetryTokensIsValidated(t *testing.T) {
 		t.Errorf("ParseRetryConfig = %+v, %v; want MaxRetryTokens 5000", cfg, err)
 	}
 }
+
+// A repaired attempt counts as any other: the failure it repaired was
+// billed and thrown away.
+func TestTokensOfARepairedCall(t *testing.T) {
+	rec := newRecorder()
+	tooLong := retry.Permanent(errors.New("400 context_length_exceeded"))
+	p := &biller{answers: []billed{{in: 10, err: tooLong}, {in: 10, out: 5, output: "fits"}}}
+	cfg := tokenCfg
+	cfg.Repair = func(_ context.Context, in any, _ error) (any, bool) { return "shorter", true }
+	r, err := retry.New(p, cfg, rec.options()...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := r.Invoke(t.Context(), "q"); err != nil {
+		t.Fatal(err)
+	}
+	wantTokens(t, rec, "retry.invoke", 20, 5, 10)
+}

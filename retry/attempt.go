@@ -63,11 +63,6 @@ type attemptCtx struct {
 	// with core.WithState). Its zero value costs nothing until a
 	// decorator stores something in it.
 	state core.State
-	// meter counts the tokens reported under the attempt, when metered
-	// (the call counts tokens); items, a Batch attempt's, each input's.
-	meter   usage.Meter
-	metered bool
-	items   usage.Items
 }
 
 func (c *attemptCtx) invocationID() string {
@@ -88,15 +83,8 @@ func (c *attemptCtx) Value(key any) any {
 		return c
 	case continuationKey{}:
 		return nil // the call's own: calls nested in its attempts start afresh
-	case usage.Key{}:
-		if c.metered {
-			return &c.meter
-		}
 	case usage.ItemsKey{}:
-		if c.items != nil {
-			return c.items
-		}
-		return nil // an outer Batch's items are not this attempt's
+		return nil // an outer Batch's items are not this attempt's: its own are above it
 	case ctxkey.State{}:
 		if s := c.root.Context.Value(key); s != nil {
 			return s // the call's context had one: the call keeps it

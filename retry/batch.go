@@ -172,7 +172,7 @@ func (b *batchCall) settle(a *attempt, sent, failed []int, whole bool) {
 	if a.meter == nil {
 		return
 	}
-	items := a.actx.items
+	items := a.items
 	for i, j := 0, 0; i < len(sent) && j < len(failed) && items != nil; i++ {
 		if sent[i] != failed[j] {
 			continue
@@ -271,11 +271,11 @@ func (b *batchCall) send(ctx context.Context, n int) (attempt, []any, error) {
 		a.span.SetAttributes(attrBatchItems.Int(len(sub)))
 	}
 	if a.meter != nil { // each item's tokens under its own meter
-		items := make(usage.Items, len(sub))
-		for i := range items {
-			items[i] = usage.New(a.meter)
+		a.items = make(usage.Items, len(sub))
+		for i := range a.items {
+			a.items[i] = usage.New(a.meter)
 		}
-		a.actx.items = items
+		a.ctx = context.WithValue(a.ctx, usage.ItemsKey{}, a.items)
 	}
 	outs, err := c.r.inner.Batch(a.ctx, sub, b.opts...)
 	return a, outs, a.result(ctx, err)

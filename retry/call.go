@@ -59,12 +59,9 @@ type call struct {
 	// the next attempt is one, for its span.
 	repairs    int
 	repairNext bool
-	// meter counts the call's tokens, nil when neither telemetry nor
-	// MaxRetryTokens asks for them; delivered is the first attempt whose
-	// output reached the caller however it ended (a stream's committing
-	// attempt, and those resuming it), 0 until one did.
-	meter     *usage.Meter
-	delivered int
+	// meter counts the call's tokens, nil when neither a recording span,
+	// an enabled retry.tokens counter nor MaxRetryTokens asks for them.
+	meter *usage.Meter
 }
 
 // begin starts call c and returns the context of its call span.
@@ -93,7 +90,7 @@ func (r *RetryRunnable) begin(ctx context.Context, c *call, m method, opts []cor
 			c.recording = c.span.IsRecording()
 		}
 	}
-	if c.recording || c.metrics || cfg.MaxRetryTokens > 0 {
+	if c.recording || cfg.MaxRetryTokens > 0 || (c.metrics && r.tel.tokens.Enabled(ctx)) {
 		c.meter = usage.New(usage.From(ctx)) // an outer call's attempt counts this call's tokens too
 	}
 	return ctx
@@ -144,8 +141,8 @@ type attempt struct {
 	ctx    context.Context
 	span   trace.Span // nil unless the call span is recording
 	cancel context.CancelFunc
-	actx   *attemptCtx
 	meter  *usage.Meter // the attempt's tokens; nil when the call counts none
+	items  usage.Items  // a Batch attempt's, each input's tokens
 }
 
 // startAttempt returns the context for attempt n: it carries AttemptInfo,
@@ -163,16 +160,15 @@ func (c *call) startAttempt(ctx context.Context, n int, timeout time.Duration) a
 	if actx.root == nil {
 		actx.root, c.first = actx, actx
 	}
-	if c.meter != nil {
-		actx.meter.Init(c.meter)
-		actx.metered, a.meter = true, &actx.meter
-	}
-	a.ctx, a.actx = actx, actx
+	a.ctx = actx
 	if c.recording {
 		a.ctx, a.span = c.r.tel.tracer.Start(a.ctx, spanAttempt)
 	}
 	if timeout > 0 {
 		a.ctx, a.cancel = context.WithTimeoutCause(a.ctx, timeout, ErrAttemptTimeout)
+	}
+	if c.meter != nil { // a context of its own: the attempt's stays in its size class
+		a.ctx, a.meter = usage.Under(a.ctx, c.meter)
 	}
 	if c.cont != nil && c.cont.OnAttempt != nil {
 		c.cont.OnAttempt(ctx, n)
@@ -302,9 +298,10 @@ func (c *call) newError(d decision, attempts int, last error) *Error {
 }
 
 // discard counts attempt a's tokens as thrown away, unless its output
-// reached the caller.
+// reached the caller: a stream's committing attempt (the one reported to
+// the budget at its commit) and those resuming it, however they end.
 func (c *call) discard(a *attempt) {
-	if a.meter != nil && (c.delivered == 0 || a.n < c.delivered) {
+	if a.meter != nil && (c.reported == 0 || a.n < c.reported) {
 		a.meter.Discard()
 	}
 }

@@ -225,7 +225,7 @@ func (s *streamCall) Next(ctx context.Context, err error) (streams.Source, error
 // Committed implements streams.Committer: from here on nothing is
 // retried, unless resumed.
 func (s *streamCall) Committed(ctx context.Context) {
-	s.committedAt, s.c.delivered = s.n, s.n
+	s.committedAt = s.n
 	s.c.recordSuccess(ctx, s.n)
 	s.c.reported = s.n // if it breaks and is resumed, it is not reported again
 }

@@ -35,7 +35,7 @@ type Meter struct {
 func New(parent *Meter) *Meter { return &Meter{parent: parent} }
 
 // Key is the context key of the meter that reports in a context count
-// under. The retry layer's attempt context answers it itself.
+// under.
 type Key struct{}
 
 // From returns the meter of ctx, nil when none.
@@ -53,8 +53,28 @@ func Sub(ctx context.Context) (context.Context, *Meter) {
 	if parent == nil {
 		return ctx, nil
 	}
-	m := New(parent)
-	return context.WithValue(ctx, Key{}, m), m
+	return Under(ctx, parent)
+}
+
+// Under returns a context whose reports count under a new meter, under
+// parent, and that meter: one allocation for both.
+func Under(ctx context.Context, parent *Meter) (context.Context, *Meter) {
+	c := &meterCtx{Context: ctx}
+	c.m.parent = parent
+	return c, &c.m
+}
+
+// meterCtx is a context that carries a meter of its own.
+type meterCtx struct {
+	context.Context
+	m Meter
+}
+
+func (c *meterCtx) Value(key any) any {
+	if key == (Key{}) {
+		return &c.m
+	}
+	return c.Context.Value(key)
 }
 
 // Report counts input and output tokens under ctx's meter, and every
@@ -132,7 +152,3 @@ func (items Items) Item(ctx context.Context, i int) context.Context {
 	}
 	return context.WithValue(ctx, Key{}, items[i])
 }
-
-// Init makes m, a zero Meter, count under parent: for a Meter held in a
-// struct of its own rather than made by New.
-func (m *Meter) Init(parent *Meter) { m.parent = parent }

@@ -25,11 +25,11 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"iter"
 
 	"google.golang.org/adk/v2/model"
 
 	"github.com/steadfast-go/steadfast/core"
+	"github.com/steadfast-go/steadfast/internal/streams"
 	"github.com/steadfast-go/steadfast/llmhttp"
 	"github.com/steadfast-go/steadfast/providers/gemini"
 	"github.com/steadfast-go/steadfast/retry"
@@ -92,9 +92,8 @@ func (l *llm) Stream(ctx context.Context, input any, _ ...core.Option) (<-chan a
 	if err != nil {
 		return nil, err
 	}
-	next, stop := iter.Pull2(l.m.GenerateContent(ctx, req, true))
 	var r llmhttp.Response
-	return llmhttp.Pump(ctx, &pulled{next: next, stop: stop}, llmhttp.PumpConfig[*model.LLMResponse]{
+	return llmhttp.Pump(ctx, streams.Pull(l.m.GenerateContent(ctx, req, true)), llmhttp.PumpConfig[*model.LLMResponse]{
 		Content: hasContent,
 		Adapt:   gemini.AdaptError,
 		Observe: func(resp *model.LLMResponse) { observe(&r, resp) },
@@ -124,31 +123,6 @@ func observe(r *llmhttp.Response, resp *model.LLMResponse) {
 func hasContent(r *model.LLMResponse) bool {
 	return r != nil && r.Content != nil && len(r.Content.Parts) > 0
 }
-
-// pulled is a pulled iterator as the llmhttp.SDKStream Pump reads.
-type pulled struct {
-	next func() (*model.LLMResponse, error, bool)
-	stop func()
-	cur  *model.LLMResponse
-	err  error
-}
-
-func (p *pulled) Next() bool {
-	resp, err, ok := p.next()
-	switch {
-	case !ok:
-		return false
-	case err != nil:
-		p.err = err
-		return false
-	}
-	p.cur = resp
-	return true
-}
-
-func (p *pulled) Current() *model.LLMResponse { return p.cur }
-func (p *pulled) Err() error                  { return p.err }
-func (p *pulled) Close() error                { p.stop(); return nil }
 
 func request(input any) (*model.LLMRequest, error) {
 	if req, ok := input.(*model.LLMRequest); ok && req != nil {

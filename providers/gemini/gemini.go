@@ -23,7 +23,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"iter"
 	"strings"
 
 	"go.opentelemetry.io/otel/attribute"
@@ -31,6 +30,7 @@ import (
 	"google.golang.org/genai"
 
 	"github.com/steadfast-go/steadfast/core"
+	"github.com/steadfast-go/steadfast/internal/streams"
 	"github.com/steadfast-go/steadfast/llmhttp"
 )
 
@@ -121,47 +121,13 @@ func (m *Models) Stream(ctx context.Context, input any, _ ...core.Option) (<-cha
 	}
 	seq := m.client.Models.GenerateContentStream(ctx, m.model, req.Contents, req.Config)
 	var r llmhttp.Response
-	return llmhttp.Pump(ctx, pull(seq), llmhttp.PumpConfig[*genai.GenerateContentResponse]{
+	return llmhttp.Pump(ctx, streams.Pull(seq), llmhttp.PumpConfig[*genai.GenerateContentResponse]{
 		Content: hasContent,
 		Adapt:   AdaptError,
 		Observe: func(res *genai.GenerateContentResponse) { observe(&r, res) },
 		Done:    func() { r.Record(ctx) },
 	}), nil
 }
-
-// pulled is the SDK's stream iterator as the llmhttp.SDKStream that Pump
-// reads.
-type pulled struct {
-	next func() (*genai.GenerateContentResponse, error, bool)
-	stop func()
-	cur  *genai.GenerateContentResponse
-	err  error
-}
-
-func pull(seq iter.Seq2[*genai.GenerateContentResponse, error]) *pulled {
-	next, stop := iter.Pull2(seq)
-	return &pulled{next: next, stop: stop}
-}
-
-func (p *pulled) Next() bool {
-	if p.err != nil {
-		return false
-	}
-	res, err, ok := p.next()
-	switch {
-	case !ok:
-		return false
-	case err != nil:
-		p.err = err
-		return false
-	}
-	p.cur = res
-	return true
-}
-
-func (p *pulled) Current() *genai.GenerateContentResponse { return p.cur }
-func (p *pulled) Err() error                              { return p.err }
-func (p *pulled) Close() error                            { p.stop(); return nil }
 
 // hasContent reports a chunk with text or a function call.
 func hasContent(res *genai.GenerateContentResponse) bool {

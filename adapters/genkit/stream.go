@@ -2,49 +2,55 @@ package genkit
 
 import (
 	"context"
+	"errors"
 
 	"github.com/firebase/genkit/go/ai"
 
 	"github.com/steadfast-go/steadfast/internal/streams"
+	"github.com/steadfast-go/steadfast/llmhttp"
 )
 
-// stream runs generate on a goroutine of its own, forwarding the chunks
-// its callback receives, and then its response, or its failure, as the
-// last value. Chunks before the first with content are held back and
-// sent with it, so that a retry layer commits at the first real token.
-// The goroutine ends when generate returns: the callback refuses every
-// chunk once ctx is done, and the model stops.
+// stream forwards the chunks generate's callback receives, then its
+// response, or its failure, as the last value, through llmhttp.Pump:
+// chunks before the first with content are held back and sent with it,
+// so that a retry layer commits at the first real token. The callback is
+// pulled as an iterator, so nothing runs once the stream ends: when ctx is
+// done or the consumer stops, the callback refuses the next chunk and the
+// model stops.
 func stream(ctx context.Context, generate func(context.Context, ai.ModelStreamCallback) (*ai.ModelResponse, error)) <-chan any {
-	ch := make(chan any)
-	go func() {
-		defer close(ch)
-		var held []any // chunks before the first with content
-		committed := false
+	seq := func(yield func(any, error) bool) {
+		stopped := false
 		resp, err := generate(ctx, func(_ context.Context, c *ai.ModelResponseChunk) error {
-			if !committed && !hasContent(c) {
-				held = append(held, c)
-				return nil
-			}
-			committed = true
-			for _, v := range held {
-				if !streams.Send(ctx, ch, v) {
-					return ctx.Err()
-				}
-			}
-			held = nil
-			if !streams.Send(ctx, ch, c) {
-				return ctx.Err()
+			if stopped = !yield(c, nil); stopped {
+				return errStopped
 			}
 			return nil
 		})
-		if err != nil {
-			streams.Send(ctx, ch, err)
-			return
+		switch {
+		case stopped:
+		case err != nil:
+			yield(nil, err)
+		default:
+			yield(resp, nil)
 		}
-		streams.Send(ctx, ch, resp)
-	}()
-	return ch
+	}
+	return llmhttp.Pump(ctx, streams.Pull(seq), llmhttp.PumpConfig[any]{
+		Content: hasContent,
+		Adapt:   func(err error) error { return err }, // generate's errors are adapted already
+	})
 }
 
-// hasContent reports a chunk with a part: text, a tool request, media.
-func hasContent(c *ai.ModelResponseChunk) bool { return c != nil && len(c.Content) > 0 }
+// errStopped tells the model its stream's consumer is gone.
+var errStopped = errors.New("genkit: the stream was stopped")
+
+// hasContent reports a chunk with a part (text, a tool request, media),
+// or the response, which is the answer.
+func hasContent(v any) bool {
+	switch v := v.(type) {
+	case *ai.ModelResponseChunk:
+		return v != nil && len(v.Content) > 0
+	case *ai.ModelResponse:
+		return true
+	}
+	return false
+}

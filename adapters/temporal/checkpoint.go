@@ -85,6 +85,11 @@ func (h *heartbeat) update(f func(*checkpoint)) {
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	f(&h.cp)
+	h.record()
+}
+
+// record records the checkpoint; h.mu is held.
+func (h *heartbeat) record() {
 	h.sent = true
 	activity.RecordHeartbeat(h.ctx, h.cp)
 }
@@ -100,13 +105,10 @@ func (h *heartbeat) checkpoint() checkpoint {
 // the first heartbeat is held for a chunk, when the count goes with it.
 func (h *heartbeat) attempted(_ context.Context, n int) {
 	h.mu.Lock()
-	held := h.holdFirst && !h.sent
-	if held {
-		h.cp.Attempts = max(h.cp.Attempts, n)
-	}
-	h.mu.Unlock()
-	if !held {
-		h.update(func(cp *checkpoint) { cp.Attempts = max(cp.Attempts, n) })
+	defer h.mu.Unlock()
+	h.cp.Attempts = max(h.cp.Attempts, n)
+	if !h.holdFirst || h.sent {
+		h.record()
 	}
 }
 

@@ -170,17 +170,12 @@ func Pump[T any](ctx context.Context, s SDKStream[T], c PumpConfig[T]) <-chan an
 	go func() {
 		defer close(ch)
 		defer s.Close()
-		done := c.Done
-		defer func() { // a panic on the way still ends the stream's record
-			if done != nil {
-				done()
+		last := func() error { // Done before the last value: what the stream cost is known when it ends
+			if c.Done != nil {
+				defer c.Done()
 			}
+			return pump(ctx, s, &c, ch)
 		}()
-		last := pump(ctx, s, &c, ch)
-		if done != nil { // before the last value: what the stream cost is known when it ends
-			done = nil
-			c.Done()
-		}
 		if last != nil {
 			streams.Send(ctx, ch, last)
 		}

@@ -5,6 +5,8 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"slices"
+	"strings"
 	"sync"
 	"testing"
 	"testing/synctest"
@@ -124,24 +126,7 @@ func wantTokens(t *testing.T, rec *recorder, span string, in, out, discarded int
 	}
 }
 
-func containsAttr(set, kv string) bool {
-	for len(set) > 0 {
-		part := set
-		for i := range len(set) {
-			if set[i] == ',' {
-				part, set = set[:i], set[i+1:]
-				break
-			}
-			if i == len(set)-1 {
-				set = ""
-			}
-		}
-		if part == kv {
-			return true
-		}
-	}
-	return false
-}
+func containsAttr(set, kv string) bool { return slices.Contains(strings.Split(set, ","), kv) }
 
 // An answer CheckOutput rejected was billed and thrown away; the one that
 // reached the caller was delivered.

@@ -13,15 +13,8 @@ import (
 	"go.uber.org/goleak"
 )
 
-// g is made outside the synctest bubble: Init listens for signals
-// (signal.NotifyContext), a goroutine no bubble can wait out.
-var g *gk.Genkit
-
 func TestMain(m *testing.M) {
-	ctx, cancel := context.WithCancel(context.Background())
-	g = gk.Init(ctx)
 	code := m.Run()
-	cancel()
 	// os/signal's loop, started by Init, lives as long as the process.
 	if err := goleak.Find(goleak.IgnoreTopFunction("os/signal.signal_recv")); code == 0 && err != nil {
 		fmt.Fprintln(os.Stderr, err)
@@ -31,6 +24,12 @@ func TestMain(m *testing.M) {
 }
 
 func TestRun(t *testing.T) {
+	// Each run its own Genkit (its model is registered by name), made
+	// outside the synctest bubble: Init listens for signals
+	// (signal.NotifyContext), a goroutine no bubble can wait out.
+	ctx, cancel := context.WithCancel(t.Context())
+	defer cancel()
+	g := gk.Init(ctx)
 	synctest.Test(t, func(t *testing.T) { // the server's wait takes no real time
 		var out bytes.Buffer
 		if err := run(g, &out); err != nil {

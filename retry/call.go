@@ -122,7 +122,7 @@ func (c *call) holdFirst(ctx context.Context) {
 		if d <= 0 {
 			break
 		}
-		if pastDeadline(ctx, 2*d) { // the attempt keeps as long as it was held
+		if pastDeadline(ctx, held+2*d) { // after the wait, the attempt keeps as long as the whole hold
 			break
 		}
 		if !c.wait(ctx, d) {

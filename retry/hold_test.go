@@ -255,3 +255,26 @@ func TestHolderPanicPropagatesWithSpansEnded(t *testing.T) {
 		})
 	}
 }
+
+// The whole hold counts, not each step of it: a budget that holds in
+// steps of 100ms for a second, under a deadline of 1.25 s, holds the
+// attempt 0.6 s (leaving it 0.65 s), never 0.7 s or more (leaving it less
+// than it was held).
+func TestHoldInStepsNeverSpendsTheTimeTheCallNeeds(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		h := &holder{Budget: retry.NewTokenBudget(10, 1), hold: time.Second, step: 100 * time.Millisecond}
+		var at time.Time
+		r := newRetry(t, startedAt(&at), testConfig(), retry.WithBudget(h))
+		ctx, cancel := context.WithTimeout(t.Context(), 1250*time.Millisecond)
+		defer cancel()
+		start := time.Now()
+		if _, err := r.Invoke(ctx, "q"); err != nil {
+			t.Fatal(err)
+		}
+		held := at.Sub(start)
+		left := 1250*time.Millisecond - held
+		if left < held || held != 600*time.Millisecond {
+			t.Errorf("held %v, leaving the attempt %v; want held 600ms, the longest hold that leaves at least as long", held, left)
+		}
+	})
+}

@@ -198,31 +198,56 @@ func New(deployments []Deployment, opts ...Option) (*Runnable, error) {
 			opt(&c)
 		}
 	}
-	switch {
-	case len(deployments) == 0:
-		return nil, errors.New("pool: New: no deployments")
-	case c.allowedFails < 1:
-		return nil, fmt.Errorf("pool: New: WithCooldown allowedFails is %d, must be at least 1", c.allowedFails)
-	case c.window <= 0 || c.cooldown <= 0:
-		return nil, fmt.Errorf("pool: New: WithCooldown window %v and cooldown %v must be positive", c.window, c.cooldown)
-	case c.deadCooldown <= 0:
-		return nil, fmt.Errorf("pool: New: WithDeadCooldown(%v) must be positive", c.deadCooldown)
-	case c.maxWait < 0:
-		return nil, fmt.Errorf("pool: New: WithMaxWait(%v) must be at least 0", c.maxWait)
+	if err := c.validate(len(deployments)); err != nil {
+		return nil, err
 	}
 	r := &Runnable{affinity: c.affinity, allowed: c.allowedFails, window: c.window, cooldown: c.cooldown, idem: true,
 		deadCooldown: c.deadCooldown, maxWait: c.maxWait,
 		tried: core.NewStateKey[uint64]("")}
+	if err := r.add(deployments); err != nil {
+		return nil, err
+	}
+	names := make([]string, len(r.deps))
+	for i, d := range r.deps {
+		names[i] = d.Name
+	}
+	r.ownerKey = core.NewStateKey[string]("pool.deployment:" + strings.Join(names, ","))
+	if err := r.counters(c.mp); err != nil {
+		return nil, err
+	}
+	return r, nil
+}
+
+func (c *config) validate(deployments int) error {
+	switch {
+	case deployments == 0:
+		return errors.New("pool: New: no deployments")
+	case c.allowedFails < 1:
+		return fmt.Errorf("pool: New: WithCooldown allowedFails is %d, must be at least 1", c.allowedFails)
+	case c.window <= 0 || c.cooldown <= 0:
+		return fmt.Errorf("pool: New: WithCooldown window %v and cooldown %v must be positive", c.window, c.cooldown)
+	case c.deadCooldown <= 0:
+		return fmt.Errorf("pool: New: WithDeadCooldown(%v) must be positive", c.deadCooldown)
+	case c.maxWait < 0:
+		return fmt.Errorf("pool: New: WithMaxWait(%v) must be at least 0", c.maxWait)
+	}
+	return nil
+}
+
+// add checks the deployments and adds them to the pool, each paced by its
+// provider's rate-limit headers when its chain reads them, and each group
+// of a quota shared among its members.
+func (r *Runnable) add(deployments []Deployment) error {
 	for i, d := range deployments {
 		switch {
 		case d.Runnable == nil:
-			return nil, fmt.Errorf("pool: New: deployment %d (%q) has no Runnable", i, d.Name)
+			return fmt.Errorf("pool: New: deployment %d (%q) has no Runnable", i, d.Name)
 		case d.Name == "":
-			return nil, fmt.Errorf("pool: New: deployment %d has no Name", i)
+			return fmt.Errorf("pool: New: deployment %d has no Name", i)
 		case !(d.Weight >= 0) || d.Weight > 1e12:
-			return nil, fmt.Errorf("pool: New: deployment %q has weight %v, want a finite number at least 0", d.Name, d.Weight)
+			return fmt.Errorf("pool: New: deployment %q has weight %v, want a finite number at least 0", d.Name, d.Weight)
 		case slices.ContainsFunc(r.deps, func(o *deployment) bool { return o.Name == d.Name }):
-			return nil, fmt.Errorf("pool: New: two deployments are named %q", d.Name)
+			return fmt.Errorf("pool: New: two deployments are named %q", d.Name)
 		}
 		if d.Weight == 0 {
 			d.Weight = 1
@@ -245,23 +270,23 @@ func New(deployments []Deployment, opts ...Option) (*Runnable, error) {
 			d.group = groups[d.Group]
 		}
 	}
-	names := make([]string, len(r.deps))
-	for i, d := range r.deps {
-		names[i] = d.Name
-	}
-	r.ownerKey = core.NewStateKey[string]("pool.deployment:" + strings.Join(names, ","))
+	return nil
+}
+
+// counters makes the pool's metrics.
+func (r *Runnable) counters(mp metric.MeterProvider) error {
 	var err error
-	r.cooldowns, err = version.Meter(ScopeName, c.mp).Int64Counter("pool.cooldowns",
+	r.cooldowns, err = version.Meter(ScopeName, mp).Int64Counter("pool.cooldowns",
 		metric.WithDescription("Times a deployment was taken out of rotation."), metric.WithUnit("{cooldown}"))
 	if err != nil {
-		return nil, fmt.Errorf("pool: metric pool.cooldowns: %w", err)
+		return fmt.Errorf("pool: metric pool.cooldowns: %w", err)
 	}
-	r.deaths, err = version.Meter(ScopeName, c.mp).Int64Counter("pool.dead",
+	r.deaths, err = version.Meter(ScopeName, mp).Int64Counter("pool.dead",
 		metric.WithDescription("Deployments taken out of rotation because they cannot serve (a revoked key, an exhausted quota)."), metric.WithUnit("{deployment}"))
 	if err != nil {
-		return nil, fmt.Errorf("pool: metric pool.dead: %w", err)
+		return fmt.Errorf("pool: metric pool.dead: %w", err)
 	}
-	return r, nil
+	return nil
 }
 
 // Name returns the first deployment's Name() (its Runnable's), so that a

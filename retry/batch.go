@@ -92,76 +92,109 @@ func (b *batchCall) input(idx int) any {
 }
 
 // round sends the pending items once and leaves in b.pending those to send
-// again, after sleeping the round's backoff.
+// again, after sleeping the round's backoff: it sends, plans what follows
+// the failures, and carries the plan out.
 func (b *batchCall) round(ctx context.Context, n int) {
-	c := &b.c
+	a, failed, errs, whole := b.sendRound(ctx, n)
+	if len(failed) == 0 {
+		return
+	}
+	ends, limits := make([]Outcome, len(errs)), make([]Class, len(errs))
+	d := b.c.plan(ctx, n, errs, b.talliesOf(failed, whole), b.repairedOf(failed, whole), b.tokensOf(failed, whole), ends, limits)
+	b.c.endAttempt(ctx, &a, errs[0], d)
+	if !whole {
+		b.pending = b.follow(ctx, n, failed, errs[0], d, ends, limits)
+		return
+	}
+	// A whole-batch failure is one failure for every item.
+	all := make([]Outcome, len(failed))
+	lims := make([]Class, len(failed))
+	for i := range failed {
+		all[i], lims[i] = ends[0], limits[0]
+	}
+	b.pending = b.follow(ctx, n, failed, errs[0], d, all, lims)
+}
+
+// sendRound sends the pending items once and merges what succeeded. It
+// returns the round's attempt, still open unless nothing failed or the
+// answer was malformed (every item then finished), the failed items and
+// their errors (one error for a whole-batch failure).
+func (b *batchCall) sendRound(ctx context.Context, n int) (a attempt, failed []int, errs []error, whole bool) {
 	sent := b.pending
 	a, outs, err := b.send(ctx, n)
 	b.pending = nil
 	itemErrs, whole, bad := batchcheck.Items(len(sent), outs, err)
 	if bad != nil { // a malformed answer: nothing to retry
 		bad = fmt.Errorf("retry: %w", bad)
-		c.endAttempt(ctx, &a, bad, decision{outcome: OutcomeNotRetryable})
+		b.c.endAttempt(ctx, &a, bad, decision{outcome: OutcomeNotRetryable})
 		for _, idx := range sent {
 			b.setLast(idx, bad)
 		}
 		b.finish(sent, decision{outcome: OutcomeNotRetryable}, n)
-		return
+		return a, nil, nil, false
 	}
-	failed, errs := b.merge(ctx, n, sent, outs, itemErrs, whole)
+	failed, errs = b.merge(ctx, n, sent, outs, itemErrs, whole)
 	b.settle(&a, sent, failed, whole)
 	if len(failed) == 0 {
-		c.endAttempt(ctx, &a, nil, decision{})
-		return
+		b.c.endAttempt(ctx, &a, nil, decision{})
 	}
-	ends, limits, tallies := make([]Outcome, len(errs)), make([]Class, len(errs)), make([]*classTally, len(errs))
-	for i := range tallies {
-		switch {
-		case whole:
-			tallies[i] = &c.tally // a whole-batch failure is the call's
-		case b.tallies != nil:
-			tallies[i] = &b.tallies[failed[i]]
+	return a, failed, errs, whole
+}
+
+// talliesOf returns, for plan, the tally each failure's retries count in:
+// the call's for a whole-batch failure, else each item's when
+// MaxRetriesByClass needs them.
+func (b *batchCall) talliesOf(failed []int, whole bool) []*classTally {
+	if whole {
+		return []*classTally{&b.c.tally}
+	}
+	tallies := make([]*classTally, len(failed))
+	if b.tallies != nil {
+		for i, idx := range failed {
+			tallies[i] = &b.tallies[idx]
 		}
 	}
-	d := c.plan(ctx, n, errs, tallies, b.repairedOf(failed, whole), b.tokensOf(failed, whole), ends, limits)
-	c.endAttempt(ctx, &a, errs[0], d)
+	return tallies
+}
+
+// follow carries out plan's decision d for the failed items (ends[i] and
+// limits[i] are item failed[i]'s): an item that ends is offered to Repair,
+// else finished; the others sleep the round's backoff and are rewritten.
+// It returns the items to send again, in the caller's order.
+func (b *batchCall) follow(ctx context.Context, n int, failed []int, first error, d decision, ends []Outcome, limits []Class) []int {
 	var again, fixed []int
 	for i, idx := range failed {
-		end, limit := ends[0], limits[0] // a whole-batch failure is one failure for every item
-		if !whole {
-			end, limit = ends[i], limits[i]
-		}
-		if end != "" {
-			switch ok, fault := b.repair(ctx, n, idx, end); {
-			case fault != nil:
-				b.setLast(idx, fault)
-			case ok:
-				fixed = append(fixed, idx)
-				continue
-			}
-			b.finish([]int{idx}, decision{outcome: end, limit: limit, delay: d.delay}, n)
+		if ends[i] == "" {
+			again = append(again, idx)
 			continue
 		}
-		again = append(again, idx)
+		switch ok, fault := b.repair(ctx, n, idx, ends[i]); {
+		case fault != nil:
+			b.setLast(idx, fault)
+		case ok:
+			fixed = append(fixed, idx)
+			continue
+		}
+		b.finish([]int{idx}, decision{outcome: ends[i], limit: limits[i], delay: d.delay}, n)
 	}
 	if len(again) > 0 {
 		// Repaired items go at once unless others wait a backoff: then
 		// with them, in the round after it.
-		if outcome := c.sleep(ctx, n, errs[0], d, len(again)); outcome != "" {
+		if outcome := b.c.sleep(ctx, n, first, d, len(again)); outcome != "" {
 			b.finish(again, decision{outcome: outcome}, n)
 			b.finish(fixed, decision{outcome: outcome}, n)
-			return
+			return nil
 		}
 		for _, idx := range again {
 			b.rewrite(ctx, idx, b.last[idx])
 		}
 	}
 	if len(fixed) > 0 {
-		c.repairNext = true
+		b.c.repairNext = true
 		again = append(again, fixed...)
 		slices.Sort(again) // the caller's order
 	}
-	b.pending = again
+	return again
 }
 
 // settle counts the tokens of round a's failed items as thrown away, each

@@ -10,6 +10,10 @@
 // the first with content, reasoning or a tool call are held back and
 // delivered with it, so a retry layer commits at the first real token. The
 // eino StreamReader is closed when the stream ends or the consumer cancels.
+//
+// Notice: This package is EXPERIMENTAL and may be changed or removed in a
+// later minor release: eino is itself before v1 and changes its API, and
+// this adapter changes with it (VERSIONING.md).
 package eino
 
 import (

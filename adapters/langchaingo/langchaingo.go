@@ -12,6 +12,10 @@
 // ToModel streams through the caller's streaming function: behind a retry
 // layer it sees only the chunks of the attempt that committed, never those
 // of an attempt that was retried.
+//
+// Notice: This package is EXPERIMENTAL and may be changed or removed in a
+// later minor release: langchaingo is itself before v1 and changes its API, and
+// this adapter changes with it (VERSIONING.md).
 package langchaingo
 
 import (

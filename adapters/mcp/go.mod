@@ -6,10 +6,10 @@ replace github.com/steadfast-go/steadfast => ../..
 
 require (
 	github.com/modelcontextprotocol/go-sdk v1.8.0
-	github.com/steadfast-go/steadfast v0.1.0
-	go.opentelemetry.io/otel v1.44.0
-	go.opentelemetry.io/otel/metric v1.44.0
-	go.opentelemetry.io/otel/trace v1.44.0
+	github.com/steadfast-go/steadfast v1.0.0-rc.1
+	go.opentelemetry.io/otel v1.45.0
+	go.opentelemetry.io/otel/metric v1.45.0
+	go.opentelemetry.io/otel/trace v1.45.0
 	go.uber.org/goleak v1.3.0
 )
 

@@ -1,0 +1,100 @@
+package retry_test
+
+import (
+	"context"
+	"testing"
+
+	"github.com/steadfast-go/steadfast/core"
+	"github.com/steadfast-go/steadfast/internal/race"
+	"github.com/steadfast-go/steadfast/retry"
+)
+
+// skipUnderRace skips a count of allocations under -race, whose
+// instrumentation allocates on its own; .ci/run runs them without it.
+func skipUnderRace(t *testing.T) {
+	if race.Enabled {
+		t.Skip("allocations are counted without -race (.ci/run runs them so)")
+	}
+}
+
+// The allocations of a call, pinned: DESIGN §5's hot paths cost what
+// bench/README.md measured, and a change that adds one fails here on any
+// machine, where a timing would only drift. A change that removes one
+// lowers the pin.
+func TestAllocationsPerCall(t *testing.T) {
+	skipUnderRace(t)
+	ctx := context.Background()
+	off, traces, sdk := telemetrySetups[0].opts, telemetrySetups[2].opts, telemetrySetups[3].opts
+	recommended := func(opts []retry.Option) []retry.Option {
+		return append(opts[:len(opts):len(opts)], retry.WithBudget(retry.RecommendedBudget()))
+	}
+	for _, c := range []struct {
+		name  string
+		inner core.RunnableFunc
+		opts  []retry.Option
+		want  float64
+	}{
+		{"success/telemetry=off", succeeding, off, 1}, // the attempt's context
+		{"success/telemetry=off/recommended-budget", succeeding, recommended(off), 1},
+		{"success/telemetry=sdk-traces", succeeding, traces, 9}, // two spans, their attributes
+		{"success/telemetry=sdk", succeeding, sdk, 9},
+		{"two-failures/telemetry=off", failingTwice, off, 11},
+		{"two-failures/telemetry=sdk-traces", failingTwice, traces, 46},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			r, err := retry.New(c.inner, benchConfig(), c.opts...)
+			if err != nil {
+				t.Fatal(err)
+			}
+			got := testing.AllocsPerRun(200, func() {
+				if _, err := r.Invoke(ctx, "q"); err != nil {
+					t.Fatal(err)
+				}
+			})
+			if got != c.want {
+				t.Errorf("%v allocations per Invoke, want %v: a change to the hot path (bench/README.md says what each costs)", got, c.want)
+			}
+		})
+	}
+}
+
+// A stream forwards its chunks with no allocation of its own, telemetry
+// off and with the recording SDK, ChunkTimeout or not: only the stream's
+// set-up allocates, once per call.
+func TestAllocationsPerChunk(t *testing.T) {
+	skipUnderRace(t)
+	ctx := context.Background()
+	for _, c := range []struct {
+		name  string
+		opts  []retry.Option
+		stall bool
+	}{
+		{"telemetry=off", telemetrySetups[0].opts, false},
+		{"telemetry=off/chunk_timeout", telemetrySetups[0].opts, true},
+		{"telemetry=sdk", telemetrySetups[3].opts, false},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			perCall := func(chunks int) float64 {
+				cfg := benchConfig()
+				if c.stall {
+					cfg.ChunkTimeout = 1 << 40
+				}
+				r, err := retry.New(chunkSource{n: chunks}, cfg, c.opts...)
+				if err != nil {
+					t.Fatal(err)
+				}
+				return testing.AllocsPerRun(50, func() {
+					ch, err := r.Stream(ctx, "q")
+					if err != nil {
+						t.Fatal(err)
+					}
+					for range ch {
+					}
+				})
+			}
+			if short, long := perCall(10), perCall(1010); long != short {
+				t.Errorf("a stream of 1010 chunks allocates %v, one of 10 %v: want the same, no allocation per chunk", long, short)
+			}
+		})
+	}
+}

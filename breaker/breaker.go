@@ -245,7 +245,7 @@ func (r *Runnable) Stream(ctx context.Context, input any, opts ...core.Option) (
 
 // Resume continues a stream through the circuit: a call like any other,
 // admitted, counted and forwarded as Stream is. It answers
-// streams.ErrNotResumable, without asking the circuit, when the inner
+// core.ErrNotResumable, without asking the circuit, when the inner
 // Runnable is not a core.Resumer.
 func (r *Runnable) Resume(ctx context.Context, input any, last any, opts ...core.Option) (<-chan any, error) {
 	resumer, ok := r.inner.(core.Resumer)

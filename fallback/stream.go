@@ -40,7 +40,7 @@ func (r *Runnable) Stream(ctx context.Context, input any, opts ...core.Option) (
 // Resume continues a stream of this call (kept in the call's core.State)
 // on the candidate it committed on, with that candidate's Resume: a
 // fallback never moves a stream after its first chunk. It answers
-// streams.ErrNotResumable when that candidate cannot resume, or the stream
+// core.ErrNotResumable when that candidate cannot resume, or the stream
 // is not known: it is not this call's, or committed on no candidate of
 // this Runnable.
 func (r *Runnable) Resume(ctx context.Context, input any, last any, opts ...core.Option) (<-chan any, error) {

@@ -44,7 +44,7 @@ type Limiter struct {
 // localBucket is the bucket a Limiter decides with while Redis is away.
 type localBucket struct {
 	lim     *rate.Limiter
-	backend *ratelimit.InProcessBackend
+	backend ratelimit.Backend
 }
 
 var _ ratelimit.Backend = (*Limiter)(nil)

@@ -29,7 +29,7 @@ func (r *Runnable) Stream(ctx context.Context, input any, opts ...core.Option) (
 
 // Resume continues a stream on the target it won on, unhedged: a resumed
 // stream has one source to continue from. With alternates, the target is
-// kept in the call's core.State. It answers streams.ErrNotResumable when that
+// kept in the call's core.State. It answers core.ErrNotResumable when that
 // target cannot resume or is not known.
 func (r *Runnable) Resume(ctx context.Context, input any, last any, opts ...core.Option) (<-chan any, error) {
 	target := r.targets[0]

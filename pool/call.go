@@ -394,7 +394,7 @@ var errDied = errors.New("pool: the deployment died")
 
 // Resume continues a stream on the deployment that served it (kept in
 // the call's core.State), as that deployment's Resume. It answers
-// streams.ErrNotResumable when that deployment cannot resume, or the stream
+// core.ErrNotResumable when that deployment cannot resume, or the stream
 // is not known.
 func (r *Runnable) Resume(ctx context.Context, input any, last any, opts ...core.Option) (<-chan any, error) {
 	if d := r.owner(ctx); d != nil {

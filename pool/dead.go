@@ -13,16 +13,17 @@ import (
 	"github.com/steadfast-go/steadfast/internal/errproto"
 )
 
-// DefaultDeadCooldown is how long a dead deployment is out of rotation
+// defaultDeadCooldown is how long a dead deployment is out of rotation
 // unless WithDeadCooldown says otherwise: long enough for a key to be
 // replaced or a bill paid, short enough to notice.
-const DefaultDeadCooldown = 5 * time.Minute
+const defaultDeadCooldown = 5 * time.Minute
 
 // WithDeadCooldown sets how long a dead deployment is out of rotation: one
 // whose failure says it cannot serve at all, whatever the request: a 401,
 // 402, 403 or 404, or an error whose CannotServe() method says so (the
 // providers' adapters say it of an exhausted quota or billing:
-// llmhttp.APIError's Dead).
+// llmhttp.APIError's CannotServe). The default is 5 minutes: long enough
+// for a key to be replaced or a bill paid, short enough to notice.
 func WithDeadCooldown(d time.Duration) Option {
 	return func(c *config) { c.deadCooldown = d }
 }

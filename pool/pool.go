@@ -103,16 +103,11 @@ type Deployment struct {
 	Group string
 }
 
-// The defaults of WithCooldown are LiteLLM Router's, the most used router of
-// LLM deployments: a deployment that fails 3 times within a minute cools
-// down for 5 seconds (its allowed_fails and DEFAULT_COOLDOWN_TIME_SECONDS),
-// provided those failures are at least half of its calls in that minute
-// (its DEFAULT_FAILURE_THRESHOLD_PERCENT), so that a busy deployment that
-// fails a few calls in many is not taken out of rotation.
+// WithCooldown's defaults.
 const (
-	DefaultAllowedFails = 3
-	DefaultWindow       = time.Minute
-	DefaultCooldown     = 5 * time.Second
+	defaultAllowedFails = 3
+	defaultWindow       = time.Minute
+	defaultCooldown     = 5 * time.Second
 )
 
 // Option configures a pool. Nil options are ignored.
@@ -146,6 +141,13 @@ func WithAffinity(key func(ctx context.Context, input any) string) Option {
 // in that window, for cooldown, unless more than half of the deployments
 // would then be cooling (one may always be). A server's hint cools it for
 // the hint at once, whatever these say.
+//
+// The defaults are LiteLLM Router's, the most used router of LLM
+// deployments: a deployment that fails 3 times within a minute cools down
+// for 5 seconds (its allowed_fails and DEFAULT_COOLDOWN_TIME_SECONDS),
+// provided those failures are at least half of its calls in that minute
+// (its DEFAULT_FAILURE_THRESHOLD_PERCENT), so that a busy deployment that
+// fails a few calls in many is not taken out of rotation.
 func WithCooldown(allowedFails int, window, cooldown time.Duration) Option {
 	return func(c *config) { c.allowedFails, c.window, c.cooldown = allowedFails, window, cooldown }
 }
@@ -192,7 +194,7 @@ type Runnable struct {
 // deployment, one has no Runnable, no name or a name already used, a weight
 // is negative or not finite, or WithCooldown's values are not positive.
 func New(deployments []Deployment, opts ...Option) (*Runnable, error) {
-	c := config{allowedFails: DefaultAllowedFails, window: DefaultWindow, cooldown: DefaultCooldown, deadCooldown: DefaultDeadCooldown, maxWait: DefaultMaxWait}
+	c := config{allowedFails: defaultAllowedFails, window: defaultWindow, cooldown: defaultCooldown, deadCooldown: defaultDeadCooldown, maxWait: defaultMaxWait}
 	for _, opt := range opts {
 		if opt != nil {
 			opt(&c)

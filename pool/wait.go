@@ -11,11 +11,11 @@ import (
 	"go.opentelemetry.io/otel/trace"
 )
 
-// DefaultMaxWait is how long a call waits at most, unless WithMaxWait says
+// defaultMaxWait is how long a call waits at most, unless WithMaxWait says
 // otherwise, for a deployment whose provider's headers leave no room until
 // their reset: a minute's window, the usual one of requests and tokens
 // (OpenAI's and Anthropic's per-minute limits), and not a day's.
-const DefaultMaxWait = time.Minute
+const defaultMaxWait = time.Minute
 
 // attrWait is the wait, in seconds, on the pool.wait span event.
 const attrWait = attribute.Key("pool.wait")
@@ -26,7 +26,9 @@ const attrWait = attribute.Key("pool.wait")
 // the call waits in the pool for the first reset and takes its turn then,
 // without spending a retry. Past it, or with 0, the pool refuses at once
 // with an *UnavailableError, as it does when deployments cool down after
-// failures. A negative d is an error from New.
+// failures. A negative d is an error from New. The default is a minute:
+// the usual window of requests and tokens (OpenAI's and Anthropic's
+// per-minute limits), and not a day's.
 func WithMaxWait(d time.Duration) Option {
 	return func(c *config) { c.maxWait = d }
 }

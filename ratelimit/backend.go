@@ -31,23 +31,24 @@ type Backend interface {
 	Adjust(ctx context.Context, delta int)
 }
 
-// InProcessBackend is the Backend over a golang.org/x/time/rate token
-// bucket in this process.
-type InProcessBackend struct {
+// inProcess is the Backend over a golang.org/x/time/rate token bucket in
+// this process.
+type inProcess struct {
 	lim *rate.Limiter
 }
 
-// InProcess returns the Backend over lim, which calls share with whatever
-// else uses lim. It returns nil when lim is nil, which New refuses.
-func InProcess(lim *rate.Limiter) *InProcessBackend {
+// InProcess returns the Backend over a golang.org/x/time/rate token bucket
+// in this process, lim, which calls share with whatever else uses lim. It
+// returns nil when lim is nil, which New refuses.
+func InProcess(lim *rate.Limiter) Backend {
 	if lim == nil {
 		return nil
 	}
-	return &InProcessBackend{lim: lim}
+	return &inProcess{lim: lim}
 }
 
 // Reserve implements Backend.
-func (l *InProcessBackend) Reserve(_ context.Context, n int, maxWait time.Duration) (time.Duration, bool, error) {
+func (l *inProcess) Reserve(_ context.Context, n int, maxWait time.Duration) (time.Duration, bool, error) {
 	now := time.Now()
 	if l.lim.AllowN(now, n) {
 		return 0, true, nil
@@ -72,7 +73,7 @@ func (l *InProcessBackend) Reserve(_ context.Context, n int, maxWait time.Durati
 // are a reservation of a negative count, which rate.Limiter adds to the
 // bucket and its next refill caps at the burst: behaviour that
 // rate.Limiter does not document, and that TestInProcessAdjust pins.
-func (l *InProcessBackend) Adjust(_ context.Context, delta int) {
+func (l *inProcess) Adjust(_ context.Context, delta int) {
 	now := time.Now()
 	if delta < 0 {
 		l.lim.ReserveN(now, delta)

@@ -87,7 +87,7 @@ func newRunnable(fn string, inner core.Runnable, b Backend, opts []Option) (*Run
 	if inner == nil {
 		return nil, fmt.Errorf("ratelimit: %s: inner Runnable is nil", fn)
 	}
-	if b == nil || b == Backend((*InProcessBackend)(nil)) {
+	if b == nil {
 		return nil, fmt.Errorf("ratelimit: %s: Backend is nil", fn)
 	}
 	var c config
@@ -171,7 +171,7 @@ func (r *Runnable) Stream(ctx context.Context, input any, opts ...core.Option) (
 
 // Resume continues a stream behind the bucket: a call like any other,
 // which takes its cost and settles it as Stream does. It answers
-// streams.ErrNotResumable, taking nothing, when the inner Runnable is not a
+// core.ErrNotResumable, taking nothing, when the inner Runnable is not a
 // core.Resumer.
 func (r *Runnable) Resume(ctx context.Context, input any, last any, opts ...core.Option) (<-chan any, error) {
 	resumer, ok := r.inner.(core.Resumer)
@@ -325,7 +325,7 @@ func (r *Runnable) reserveHeaders(ctx context.Context, tokens int) time.Duration
 func (r *Runnable) takeTurn(ctx context.Context, n int, maxWait time.Duration) error {
 	// The in-process bucket's free tokens are taken before any deadline
 	// is looked at: the success path is one lock.
-	if lb, ok := r.b.(*InProcessBackend); ok && lb.lim.AllowN(time.Now(), n) {
+	if lb, ok := r.b.(*inProcess); ok && lb.lim.AllowN(time.Now(), n) {
 		return nil
 	}
 	deadline := false

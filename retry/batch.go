@@ -299,7 +299,8 @@ func (b *batchCall) send(ctx context.Context, n int) (attempt, []any, error) {
 	for i, idx := range b.pending {
 		sub[i] = b.input(idx)
 	}
-	a := c.startAttempt(ctx, n, c.cfg.PerAttemptTimeout)
+	var a attempt
+	c.startAttempt(ctx, &a, n, c.cfg.PerAttemptTimeout)
 	if a.span != nil {
 		a.span.SetAttributes(attrBatchItems.Int(len(sub)))
 	}

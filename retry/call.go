@@ -64,21 +64,18 @@ type call struct {
 	meter *usage.Meter
 }
 
-// begin starts call c and returns the context of its call span.
+// begin starts call c, which is zero, and returns the context of its call
+// span. Its fields are set one by one: a composite literal would be built
+// and copied, 240 bytes, on every call's hot path.
 func (r *RetryRunnable) begin(ctx context.Context, c *call, m method, opts []core.Option) context.Context {
 	op := core.OperationFrom(opts...)
 	if op == "" {
 		op = r.name
 	}
 	cfg := r.policy(op)
-	*c = call{
-		r:           r,
-		cfg:         cfg,
-		operation:   op,
-		method:      m,
-		maxAttempts: cfg.MaxRetries + 1,
-		cont:        continuationFrom(ctx),
-	}
+	c.r, c.cfg, c.operation, c.method = r, cfg, op, m
+	c.maxAttempts = cfg.MaxRetries + 1
+	c.cont = continuationFrom(ctx)
 	if r.tel.tracer != nil || r.tel.calls != nil {
 		c.attrs = r.tel.opAttrs(op, m, cfg.MaxRetries)
 		c.metrics = r.tel.calls != nil
@@ -145,11 +142,11 @@ type attempt struct {
 	items  usage.Items  // a Batch attempt's, each input's tokens
 }
 
-// startAttempt returns the context for attempt n: it carries AttemptInfo,
+// startAttempt fills a, zero, with attempt n's context: it carries AttemptInfo,
 // the attempt span (so the inner Runnable's spans are its children) and,
 // when timeout > 0, the attempt's own deadline.
-func (c *call) startAttempt(ctx context.Context, n int, timeout time.Duration) attempt {
-	a := attempt{n: n}
+func (c *call) startAttempt(ctx context.Context, a *attempt, n int, timeout time.Duration) {
+	a.n = n
 	actx := &attemptCtx{
 		Context:     ctx,
 		root:        c.first,
@@ -183,7 +180,6 @@ func (c *call) startAttempt(ctx context.Context, n int, timeout time.Duration) a
 	if a.span != nil || a.cancel != nil { // pointer writes cost write barriers: only when needed
 		c.liveSpan, c.liveCancel = a.span, a.cancel
 	}
-	return a
 }
 
 // result releases the attempt's timeout and returns err, marked with

@@ -27,7 +27,8 @@ func (r *RetryRunnable) Invoke(ctx context.Context, input any, opts ...core.Opti
 			c.fail(ctx, e)
 			return nil, e
 		}
-		a := c.startAttempt(ctx, n, c.cfg.PerAttemptTimeout)
+		var a attempt
+		c.startAttempt(ctx, &a, n, c.cfg.PerAttemptTimeout)
 		out, err := r.inner.Invoke(a.ctx, in, opts...)
 		if err = a.result(ctx, err); err == nil {
 			if err = c.check(ctx, in, out); err == nil {

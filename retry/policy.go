@@ -9,9 +9,9 @@ import (
 	"slices"
 )
 
-// DefaultPolicy is the key of the policy file's entry for calls whose
+// defaultPolicy is the key of the policy file's entry for calls whose
 // operation has no entry of its own.
-const DefaultPolicy = "default"
+const defaultPolicy = "default"
 
 // Policies are per-operation retry policies, usually loaded from a JSON
 // file with LoadPolicies:
@@ -74,16 +74,16 @@ func ParsePolicies(data []byte) (Policies, error) {
 	if dec.More() {
 		return Policies{}, errors.New("retry: policies: data after the JSON object")
 	}
-	def, ok := raw[DefaultPolicy]
+	def, ok := raw[defaultPolicy]
 	if !ok {
-		return Policies{}, fmt.Errorf("retry: policies: no %q entry", DefaultPolicy)
+		return Policies{}, fmt.Errorf("retry: policies: no %q entry", defaultPolicy)
 	}
 	p := Policies{Default: DefaultRetryConfig(), Operations: make(map[string]RetryConfig, len(raw)-1)}
-	if err := parsePolicy(DefaultPolicy, def, &p.Default); err != nil {
+	if err := parsePolicy(defaultPolicy, def, &p.Default); err != nil {
 		return Policies{}, err
 	}
 	for op, doc := range raw {
-		if op == DefaultPolicy {
+		if op == defaultPolicy {
 			continue
 		}
 		cfg := p.Default

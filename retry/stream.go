@@ -134,7 +134,8 @@ func (s *streamCall) create(ctx context.Context) *Error {
 			return e
 		}
 		s.n++
-		a := s.c.startAttempt(ctx, s.n, 0)
+		var a attempt
+		s.c.startAttempt(ctx, &a, s.n, 0)
 		ch, cancel, err := s.createOnce(&a, s.open, s.input)
 		if err == nil {
 			s.cur, s.cancel, s.ch = a, cancel, ch
@@ -149,7 +150,7 @@ func (s *streamCall) create(ctx context.Context) *Error {
 
 // createOnce opens attempt a's stream, bounded by PerAttemptTimeout. The
 // returned cancel stops the attempt's stream. A Resume that answers
-// streams.ErrNotResumable is not retried.
+// core.ErrNotResumable is not retried.
 func (s *streamCall) createOnce(a *attempt, open func(context.Context, any) (<-chan any, error), input any) (ch <-chan any, cancel context.CancelCauseFunc, err error) {
 	c := &s.c
 	sctx, cancel := context.WithCancelCause(a.ctx)
@@ -245,7 +246,8 @@ func (s *streamCall) Resume(ctx context.Context, err error, last any) (streams.S
 		e := s.c.retryOrStop(ctx, &s.cur, err, nil)
 		if e == nil {
 			s.n++
-			a := s.c.startAttempt(ctx, s.n, 0)
+			var a attempt
+			s.c.startAttempt(ctx, &a, s.n, 0)
 			if a.span != nil {
 				a.span.SetAttributes(attrStreamResumed.Bool(true))
 			}

@@ -27,7 +27,7 @@ import (
 // use.
 //
 // Without WithResumableStreams its streams are not resumable: Resume
-// answers streams.ErrNotResumable.
+// answers core.ErrNotResumable.
 type Responses struct {
 	client    oai.Client
 	model     string
@@ -143,7 +143,7 @@ func (r *Responses) Stream(ctx context.Context, input any, _ ...core.Option) (<-
 // Resume continues a background response's stream after last, the last
 // event the consumer received, from its sequence number: the events that
 // follow it, whole: GET /responses/{id}?stream=true&starting_after=N, as
-// the API reference documents it. It answers streams.ErrNotResumable without
+// the API reference documents it. It answers core.ErrNotResumable without
 // WithResumableStreams, for a stream it does not know (the call's
 // core.State has no response id of this Runnable's), or when last is not
 // one of its events.

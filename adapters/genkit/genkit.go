@@ -17,8 +17,8 @@
 // Genkit's Retry around this one multiplies the attempts.
 //
 // Errors are read as the retry rules expect: a provider's error beneath a
-// GenkitError (its HTTP status, Retry-After, provider code; Gemini's
-// genai.APIError through providers/gemini) wins; else the GenkitError's
+// Genkit status.Error (its HTTP status, Retry-After, provider code; Gemini's
+// genai.APIError through providers/gemini) wins; else the error's Genkit
 // status (RESOURCE_EXHAUSTED is a 429, UNAVAILABLE a 503, UNAUTHENTICATED a
 // 401, INVALID_ARGUMENT a 400).
 package genkit
@@ -29,7 +29,7 @@ import (
 	"fmt"
 
 	"github.com/firebase/genkit/go/ai"
-	gcore "github.com/firebase/genkit/go/core"
+	gstatus "github.com/firebase/genkit/go/core/status"
 	"google.golang.org/genai"
 
 	"github.com/steadfast-go/steadfast/core"
@@ -125,7 +125,7 @@ func request(input any) (*ai.ModelRequest, error) {
 
 // adaptError returns err, a Genkit model's failure, as the retry layer
 // should read it: a provider's error beneath it as that provider's
-// adapter reads it, else a GenkitError's status as an HTTP status. Other
+// adapter reads it, else a Genkit status.Error's status as an HTTP status. Other
 // errors are returned as they are.
 func adaptError(err error) error {
 	if err == nil {
@@ -137,13 +137,9 @@ func adaptError(err error) error {
 	if _, ok := errproto.Status(err); ok {
 		return err // an HTTP status beneath: the retry rules read it there
 	}
-	ge, ok := errors.AsType[*gcore.GenkitError](err)
+	ge, ok := errors.AsType[*gstatus.Error](err)
 	if !ok {
 		return err
 	}
-	status := ge.HTTPCode
-	if status == 0 {
-		status = gcore.HTTPStatusCode(ge.Status)
-	}
-	return llmhttp.Classify(&llmhttp.APIError{Status: status, Code: string(ge.Status), Err: err}, nil, ge.Message)
+	return llmhttp.Classify(&llmhttp.APIError{Status: ge.Status.HTTPCode(), Code: string(ge.Status), Err: err}, nil, ge.Message)
 }

@@ -13,7 +13,7 @@ import (
 	"time"
 
 	"github.com/firebase/genkit/go/ai"
-	gcore "github.com/firebase/genkit/go/core"
+	gstatus "github.com/firebase/genkit/go/core/status"
 	gk "github.com/firebase/genkit/go/genkit"
 	sdktrace "go.opentelemetry.io/otel/sdk/trace"
 	"go.opentelemetry.io/otel/sdk/trace/tracetest"
@@ -92,7 +92,7 @@ func generate(t *testing.T, f *flaky) (string, []string, time.Duration, error) {
 	t.Helper()
 	ctx := t.Context()
 	name := fmt.Sprintf("test/flaky-%d", models.Add(1))
-	m := gk.DefineModel(g, name, &ai.ModelOptions{Supports: &ai.ModelSupports{Multiturn: true}}, f.generate)
+	m := gk.DefineModelAction(g, name, &ai.ModelOptions{Supports: &ai.ModelSupports{Multiturn: true}}, modelAction(f.generate))
 	var chunks []string
 	start := time.Now()
 	resp, err := gk.Generate(ctx, g, ai.WithModel(m), ai.WithPrompt("Say hello"),
@@ -128,7 +128,7 @@ func TestGenerateRetriesARateLimit(t *testing.T) {
 // The model's usage and finish reason reach the attempt span, streamed or
 // not, as the providers' adapters put them there.
 func TestUsageReachesTheAttemptSpan(t *testing.T) {
-	m := gk.DefineModel(g, fmt.Sprintf("test/flaky-%d", models.Add(1)), &ai.ModelOptions{Supports: &ai.ModelSupports{Multiturn: true}}, (&flaky{}).generate)
+	m := gk.DefineModelAction(g, fmt.Sprintf("test/flaky-%d", models.Add(1)), &ai.ModelOptions{Supports: &ai.ModelSupports{Multiturn: true}}, modelAction((&flaky{}).generate))
 	for _, stream := range []bool{false, true} {
 		rec := tracetest.NewSpanRecorder()
 		r, err := retry.New(genkit.FromModel(m), cfg, retry.WithTracerProvider(sdktrace.NewTracerProvider(sdktrace.WithSpanProcessor(rec))))
@@ -182,7 +182,15 @@ func TestGenkitStatusesFollowTheRules(t *testing.T) {
 	})
 }
 
-// gkError is a GenkitError of status.
+// gkError is a Genkit error of status.
 func gkError(status string) error {
-	return gcore.NewError(gcore.StatusName(status), "the model says %s", status)
+	return gstatus.Errorf(gstatus.Base(gstatus.Name(status)), "the model says %s", status)
+}
+
+// modelAction is fn as the function of a model action, whose typed config
+// it does not read.
+func modelAction(fn func(context.Context, *ai.ModelRequest, ai.ModelStreamCallback) (*ai.ModelResponse, error)) ai.ModelActionFunc[map[string]any] {
+	return func(ctx context.Context, req *ai.ModelRequest, _ map[string]any, cb ai.ModelStreamCallback) (*ai.ModelResponse, error) {
+		return fn(ctx, req, cb)
+	}
 }

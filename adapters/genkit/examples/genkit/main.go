@@ -36,7 +36,7 @@ func main() {
 
 func run(g *gk.Genkit, w io.Writer) error {
 	m := &limited{}
-	model := gk.DefineModel(g, "example/limited", &ai.ModelOptions{Supports: &ai.ModelSupports{Multiturn: true}}, m.generate)
+	model := gk.DefineModelAction(g, "example/limited", &ai.ModelOptions{Supports: &ai.ModelSupports{Multiturn: true}}, m.generate)
 	cfg := retry.RetryConfig{MaxRetries: 2, InitialBackoff: 50 * time.Millisecond, MaxBackoff: time.Second}
 	onRetry := retry.WithOnRetry(func(_ context.Context, ev retry.RetryEvent) {
 		fmt.Fprintf(w, "attempt %d failed (%v), retrying in %v (%s)\n", ev.Attempt, ev.Err, ev.Delay.Round(time.Millisecond), ev.Source)
@@ -66,7 +66,7 @@ func (l *limited) count() int {
 	return l.calls
 }
 
-func (l *limited) generate(ctx context.Context, _ *ai.ModelRequest, cb ai.ModelStreamCallback) (*ai.ModelResponse, error) {
+func (l *limited) generate(ctx context.Context, _ *ai.ModelRequest, _ map[string]any, cb ai.ModelStreamCallback) (*ai.ModelResponse, error) {
 	l.mu.Lock()
 	l.calls++
 	first := l.calls == 1

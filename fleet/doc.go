@@ -20,8 +20,9 @@
 // lets the fleet exceed its quota: a Limiter that falls back starts its
 // local bucket with its share of the shared bucket as it last saw it,
 // promised waits included, and one that comes back takes from the shared
-// bucket what it took locally (a Redis restarted empty starts full); the
-// Budget keeps one token bucket on both sides.
+// bucket what it took locally (a Redis restarted empty starts full) and,
+// until every replica is seen back, counts those not yet back as spending
+// their shares; the Budget keeps one token bucket on both sides.
 //
 // The Budget makes no Redis round trip on a call's path: it counts attempts
 // in memory and exchanges the counts with Redis every WithSyncInterval

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"math"
 	"strconv"
+	"strings"
 	"sync/atomic"
 	"time"
 
@@ -25,7 +26,12 @@ import (
 // with its share of the limit (WithFallbackShare), promising turns at most
 // a quarter of a second ahead (a call that would wait longer is refused),
 // tries Redis again with one call every tenth of a second, and goes back to
-// the shared bucket as soon as it answers. It is safe for concurrent use.
+// the shared bucket as soon as it answers. The replicas of a fleet come
+// back over up to a second (a go-redis client that failed to dial a server
+// dials it again once a second): until every share is seen back, or a
+// second and a half has passed, the shared bucket counts the replicas not
+// yet back as spending their shares in full. It is safe for concurrent
+// use.
 type Limiter struct {
 	client  redis.UniversalClient
 	key     string
@@ -39,6 +45,10 @@ type Limiter struct {
 	// bucket's theoretical arrival time was then ahead of that instant: the
 	// bucket held burst less ahead × rate tokens, or owed promised waits.
 	seen, ahead atomic.Int64
+	// back is the key of the bucket's return (see gcra), and counted the
+	// return this Limiter was last counted in.
+	back    string
+	counted atomic.Pointer[string]
 }
 
 // localBucket is the bucket a Limiter decides with while Redis is away.
@@ -79,6 +89,10 @@ func NewLimiter(client redis.UniversalClient, key string, r rate.Limit, burst in
 		client: client, key: "steadfast:limit:" + key, burst: burst,
 		limit: r, share: c.fallbackShare, timeout: c.timeout, h: h,
 	}
+	var ok bool
+	if l.back, ok = returnKey(l.key); !ok {
+		return nil, fmt.Errorf("fleet: NewLimiter: key %q has a '}' outside a hash tag: it cannot share a Redis Cluster slot with the Limiter's second key", key)
+	}
 	l.fallBack()
 	h.onDown, h.onUp = l.fallBack, l.comeBack
 	return l, nil
@@ -108,12 +122,30 @@ func (l *Limiter) fallBack() {
 func (l *Limiter) comeBack() {
 	lb := l.local.Load()
 	used := l.share*float64(l.burst) - lb.lim.TokensAt(time.Now())
-	if n := int(math.Ceil(used)); n > 0 {
-		ctx := context.Background()
-		if _, _, err := l.run(ctx, n, -1); err != nil {
-			l.h.failed(err)
+	if _, _, err := l.take(context.Background(), max(int(math.Ceil(used)), 0), -1, true); err != nil {
+		l.h.failed(err)
+	}
+}
+
+// returnWindow is how long a return stays open at most (see gcra): a
+// go-redis client that failed to dial a server dials it again once a
+// second, and a Limiter deciding locally tries Redis every probeEvery.
+const returnWindow = 1500 * time.Millisecond
+
+// returnKey is the key of the return of the bucket stored under key, in
+// the same Redis Cluster slot: after the key's hash tag, or around the
+// whole key. It reports false for a key with a '}' but no hash tag, which
+// no other key shares a slot with.
+func returnKey(key string) (string, bool) {
+	if i := strings.IndexByte(key, '{'); i >= 0 {
+		if j := strings.IndexByte(key[i+1:], '}'); j > 0 {
+			return key + ":return", true
 		}
 	}
+	if strings.ContainsRune(key, '}') {
+		return "", false
+	}
+	return "{" + key + "}:return", true
 }
 
 // staleView is how long a Limiter that falls back takes the shared bucket
@@ -198,14 +230,27 @@ func seconds(v any) (time.Duration, error) {
 
 // run is one call of the gcra script, bounded by the timeout.
 func (l *Limiter) run(ctx context.Context, n int, maxWait float64) (time.Duration, bool, error) {
+	return l.take(ctx, n, maxWait, false)
+}
+
+// take is run for a Limiter that may be coming back from deciding locally.
+func (l *Limiter) take(ctx context.Context, n int, maxWait float64, back bool) (time.Duration, bool, error) {
 	ctx, cancel := context.WithTimeout(ctx, l.timeout)
 	defer cancel()
+	counted, returning := "", "0"
+	if p := l.counted.Load(); p != nil {
+		counted = *p
+	}
+	if back {
+		returning = "1"
+	}
 	sent := time.Now()
-	res, err := gcra.Run(ctx, l.client, []string{l.key}, 1/float64(l.limit), l.burst, n, maxWait).Slice()
+	res, err := gcra.Run(ctx, l.client, []string{l.key, l.back}, 1/float64(l.limit), l.burst, n, maxWait,
+		l.share, counted, returning, returnWindow.Milliseconds()).Slice()
 	if err != nil {
 		return 0, false, err
 	}
-	if len(res) != 3 {
+	if len(res) != 4 {
 		return 0, false, fmt.Errorf("fleet: the limiter script answered %v", res)
 	}
 	admitted, _ := res[0].(int64)
@@ -216,5 +261,8 @@ func (l *Limiter) run(ctx context.Context, n int, maxWait float64) (time.Duratio
 	}
 	l.seen.Store(sent.UnixNano())
 	l.ahead.Store(int64(ahead))
+	if id, _ := res[3].(string); id != "" && id != counted {
+		l.counted.Store(&id)
+	}
 	return wait, admitted == 1, nil
 }

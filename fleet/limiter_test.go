@@ -60,6 +60,7 @@ func TestNewLimiterRejectsBadArguments(t *testing.T) {
 		{"zero share", good, "k", 1, 1, []fleet.LimiterOption{fleet.WithFallbackShare(0)}, "WithFallbackShare(0)"},
 		{"share above 1", good, "k", 1, 1, []fleet.LimiterOption{fleet.WithFallbackShare(1.5)}, "WithFallbackShare(1.5)"},
 		{"zero timeout", good, "k", 1, 1, []fleet.LimiterOption{fleet.WithTimeout(0)}, "WithTimeout(0s)"},
+		{"brace outside a hash tag", good, "a}b", 1, 1, nil, `key "a}b" has a '}'`},
 	} {
 		_, err := fleet.NewLimiter(tc.client, tc.key, tc.rate, tc.burst, tc.opts...)
 		if err == nil || !strings.Contains(err.Error(), tc.want) {

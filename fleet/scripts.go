@@ -11,10 +11,25 @@ import "github.com/redis/go-redis/v9"
 // tokens back (a negative count) without the bucket ever holding more than
 // its burst.
 //
-// KEYS[1]: the bucket. ARGV: seconds per token, burst, tokens, the longest
-// wait accepted in seconds (-1: any). Returns {admitted, wait in seconds,
-// how far the TAT is ahead of now afterwards, in seconds}: the bucket holds
-// burst less that many seconds' tokens, and promised waits beyond empty.
+// It also keeps a return (KEYS[2]): when Redis answers again after an
+// outage, the replicas of a fleet come back over up to a second, and those
+// not yet back spend their fallback shares unseen. The first replica back
+// opens the return with the share of the fleet not yet seen (1 less its
+// own); each replica that calls while it is open, back from the outage or
+// never gone, is counted once (it passes the return it was last counted
+// in) and takes its share off; until the shares seen add up to the whole,
+// or the return expires, every call charges the bucket the shares not yet
+// seen for the time since the last call, as if those replicas spent them
+// in full.
+//
+// KEYS[1]: the bucket; KEYS[2]: the return. ARGV: seconds per token, burst,
+// tokens, the longest wait accepted in seconds (-1: any), the caller's
+// fallback share, the return it was last counted in ("" for none), 1 when
+// the caller comes back from deciding locally, how long a return lasts at
+// most in milliseconds. Returns {admitted, wait in seconds, how far the TAT
+// is ahead of now afterwards in seconds, the open return or ""}: the bucket
+// holds burst less that many seconds' tokens, and promised waits beyond
+// empty.
 var gcra = redis.NewScript(`
 local t = redis.call('TIME')
 local now = (tonumber(t[1]) - 1700000000) + tonumber(t[2]) / 1000000
@@ -22,13 +37,34 @@ local interval = tonumber(ARGV[1])
 local burst = tonumber(ARGV[2])
 local n = tonumber(ARGV[3])
 local max_wait = tonumber(ARGV[4])
+local share = tonumber(ARGV[5])
 local tat = tonumber(redis.call('GET', KEYS[1])) or now
 if tat < now then tat = now end
+local ret = redis.call('HMGET', KEYS[2], 'id', 'unseen', 'at')
+local id = ''
+if ret[1] then
+  id = ret[1]
+  local unseen, at = tonumber(ret[2]), tonumber(ret[3])
+  if now > at then tat = tat + unseen * (now - at) end
+  if ARGV[6] ~= id then unseen = unseen - share end
+  if unseen < 0.0001 then
+    redis.call('DEL', KEYS[2])
+    id = ''
+  else
+    redis.call('HSET', KEYS[2], 'unseen', string.format('%.6f', unseen), 'at', string.format('%.6f', now))
+  end
+elseif ARGV[7] == '1' and share < 1 then
+  id = string.format('%.6f', now)
+  redis.call('HSET', KEYS[2], 'id', id, 'unseen', string.format('%.6f', 1 - share), 'at', id)
+  redis.call('PEXPIRE', KEYS[2], tonumber(ARGV[8]))
+end
+local admitted = 1
 local new_tat = tat + n * interval
 local wait = new_tat - burst * interval - now
 if wait < 0 then wait = 0 end
 if n > 0 and max_wait >= 0 and wait > max_wait then
-  return {0, string.format('%.6f', wait), string.format('%.6f', tat - now)}
+  admitted = 0
+  new_tat = tat
 end
 if new_tat > now then
   redis.call('SET', KEYS[1], string.format('%.6f', new_tat), 'PX', math.ceil((new_tat - now) * 1000) + 1000)
@@ -37,7 +73,7 @@ else
 end
 local ahead = new_tat - now
 if ahead < 0 then ahead = 0 end
-return {1, string.format('%.6f', wait), string.format('%.6f', ahead)}
+return {admitted, string.format('%.6f', wait), string.format('%.6f', ahead), id}
 `)
 
 // exchange adds one process's attempt counts to the fleet's and returns the

@@ -7,7 +7,7 @@ import (
 
 	"github.com/anthropics/anthropic-sdk-go/v2/option"
 
-	"github.com/steadfast-go/steadfast/llmhttp/llmhttptest"
+	"github.com/steadfast-go/steadfast/internal/llmhttptest"
 	"github.com/steadfast-go/steadfast/providers/anthropic"
 )
 

@@ -8,7 +8,7 @@ import (
 	"time"
 
 	"github.com/steadfast-go/steadfast/chaos"
-	"github.com/steadfast-go/steadfast/llmhttp/llmhttptest"
+	"github.com/steadfast-go/steadfast/internal/llmhttptest"
 	"github.com/steadfast-go/steadfast/providers/gemini"
 	"github.com/steadfast-go/steadfast/retry"
 )

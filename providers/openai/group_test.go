@@ -9,7 +9,7 @@ import (
 
 	"github.com/openai/openai-go/v3/option"
 
-	"github.com/steadfast-go/steadfast/llmhttp/llmhttptest"
+	"github.com/steadfast-go/steadfast/internal/llmhttptest"
 	"github.com/steadfast-go/steadfast/pool"
 	"github.com/steadfast-go/steadfast/providers/openai"
 	"github.com/steadfast-go/steadfast/retry"

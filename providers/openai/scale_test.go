@@ -19,7 +19,7 @@ import (
 	"go.opentelemetry.io/otel/metric/noop"
 	tnoop "go.opentelemetry.io/otel/trace/noop"
 
-	"github.com/steadfast-go/steadfast/llmhttp/llmhttptest"
+	"github.com/steadfast-go/steadfast/internal/llmhttptest"
 	"github.com/steadfast-go/steadfast/providers/openai"
 	"github.com/steadfast-go/steadfast/retry"
 )

@@ -16,7 +16,7 @@ import (
 	"go.opentelemetry.io/otel/sdk/trace/tracetest"
 
 	"github.com/steadfast-go/steadfast/hedge"
-	"github.com/steadfast-go/steadfast/llmhttp/llmhttptest"
+	"github.com/steadfast-go/steadfast/internal/llmhttptest"
 	"github.com/steadfast-go/steadfast/providers/openai"
 	"github.com/steadfast-go/steadfast/retry"
 )

@@ -24,7 +24,7 @@ import (
 	"go.temporal.io/server/temporaltest"
 
 	"github.com/steadfast-go/steadfast/adapters/temporal/examples/internal/leakcheck"
-	"github.com/steadfast-go/steadfast/llmhttp/llmhttptest"
+	"github.com/steadfast-go/steadfast/internal/llmhttptest"
 )
 
 // The environment of a worker process: the test binary run again as a

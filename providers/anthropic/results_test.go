@@ -9,8 +9,8 @@ import (
 	ant "github.com/anthropics/anthropic-sdk-go/v2"
 	"github.com/anthropics/anthropic-sdk-go/v2/option"
 
-	"github.com/steadfast-go/steadfast/llmhttp"
 	"github.com/steadfast-go/steadfast/internal/llmhttptest"
+	"github.com/steadfast-go/steadfast/llmhttp"
 	"github.com/steadfast-go/steadfast/providers/anthropic"
 )
 

@@ -14,8 +14,8 @@ import (
 	"google.golang.org/genai"
 
 	"github.com/steadfast-go/steadfast/core"
-	"github.com/steadfast-go/steadfast/llmhttp"
 	"github.com/steadfast-go/steadfast/internal/llmhttptest"
+	"github.com/steadfast-go/steadfast/llmhttp"
 	"github.com/steadfast-go/steadfast/providers/gemini"
 	"github.com/steadfast-go/steadfast/retry"
 )

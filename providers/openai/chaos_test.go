@@ -17,8 +17,8 @@ import (
 
 	"github.com/steadfast-go/steadfast/chaos"
 	"github.com/steadfast-go/steadfast/core"
-	"github.com/steadfast-go/steadfast/llmhttp"
 	"github.com/steadfast-go/steadfast/internal/llmhttptest"
+	"github.com/steadfast-go/steadfast/llmhttp"
 	"github.com/steadfast-go/steadfast/providers/openai"
 	"github.com/steadfast-go/steadfast/retry"
 )

@@ -15,8 +15,8 @@ import (
 	"go.opentelemetry.io/otel/sdk/trace/tracetest"
 	tnoop "go.opentelemetry.io/otel/trace/noop"
 
-	"github.com/steadfast-go/steadfast/internal/streams"
 	"github.com/steadfast-go/steadfast/internal/llmhttptest"
+	"github.com/steadfast-go/steadfast/internal/streams"
 	"github.com/steadfast-go/steadfast/providers/openai"
 	"github.com/steadfast-go/steadfast/retry"
 )

@@ -10,8 +10,8 @@ import (
 	oai "github.com/openai/openai-go/v3"
 	"github.com/openai/openai-go/v3/option"
 
-	"github.com/steadfast-go/steadfast/llmhttp"
 	"github.com/steadfast-go/steadfast/internal/llmhttptest"
+	"github.com/steadfast-go/steadfast/llmhttp"
 	"github.com/steadfast-go/steadfast/providers/openai"
 	"github.com/steadfast-go/steadfast/retry"
 )

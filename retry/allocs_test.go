@@ -41,10 +41,10 @@ func TestAllocationsPerCall(t *testing.T) {
 	}{
 		{"success/telemetry=off", succeeding, off, 1}, // the attempt's context
 		{"success/telemetry=off/recommended-budget", succeeding, recommended(off), 1},
-		{"success/telemetry=sdk-traces", succeeding, traces, 9}, // two spans, their attributes
-		{"success/telemetry=sdk", succeeding, sdk, 9},
+		{"success/telemetry=sdk-traces", succeeding, traces, 7}, // two spans, their attributes, the attempt with its meters
+		{"success/telemetry=sdk", succeeding, sdk, 7},
 		{"two-failures/telemetry=off", failingTwice, off, 11},
-		{"two-failures/telemetry=sdk-traces", failingTwice, traces, 46},
+		{"two-failures/telemetry=sdk-traces", failingTwice, traces, 42},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			r, err := retry.New(c.inner, benchConfig(), c.opts...)

@@ -65,6 +65,23 @@ type attemptCtx struct {
 	state core.State
 }
 
+// meteredAttempt is an attempt's context when the call counts tokens: the
+// attempt's Meter, and on the first attempt the call's, are in the same
+// allocation as its attemptCtx. Calls that count none keep the smaller
+// attemptCtx.
+type meteredAttempt struct {
+	attemptCtx
+	meter usage.Meter // the attempt's tokens
+	call  usage.Meter // the call's, on the first attempt only
+}
+
+func (c *meteredAttempt) Value(key any) any {
+	if key == (usage.Key{}) {
+		return &c.meter
+	}
+	return c.attemptCtx.Value(key)
+}
+
 func (c *attemptCtx) invocationID() string {
 	if cont := continuationFrom(c.Context); cont != nil && cont.InvocationID != "" {
 		return cont.InvocationID

@@ -59,9 +59,14 @@ type call struct {
 	// the next attempt is one, for its span.
 	repairs    int
 	repairNext bool
-	// meter counts the call's tokens, nil when neither a recording span,
-	// an enabled retry.tokens counter nor MaxRetryTokens asks for them.
-	meter *usage.Meter
+	// meter counts the call's tokens, nil until the first attempt and
+	// when neither a recording span, an enabled retry.tokens counter nor
+	// MaxRetryTokens asks for them (metered). It is held by the first
+	// attempt's context, and counts under outer, an outer call's
+	// attempt's.
+	meter   *usage.Meter
+	outer   *usage.Meter
+	metered bool
 }
 
 // begin starts call c, which is zero, and returns the context of its call
@@ -88,7 +93,7 @@ func (r *RetryRunnable) begin(ctx context.Context, c *call, m method, opts []cor
 		}
 	}
 	if c.recording || cfg.MaxRetryTokens > 0 || (c.metrics && r.tel.tokens.Enabled(ctx)) {
-		c.meter = usage.New(usage.From(ctx)) // an outer call's attempt counts this call's tokens too
+		c.metered, c.outer = true, usage.From(ctx) // an outer call's attempt counts this call's tokens too
 	}
 	return ctx
 }
@@ -147,25 +152,29 @@ type attempt struct {
 // when timeout > 0, the attempt's own deadline.
 func (c *call) startAttempt(ctx context.Context, a *attempt, n int, timeout time.Duration) {
 	a.n = n
-	actx := &attemptCtx{
-		Context:     ctx,
-		root:        c.first,
-		attempt:     int32(n),
-		maxAttempts: int32(c.maxAttempts),
-		operation:   c.operation,
+	var actx *attemptCtx
+	if c.metered { // one allocation for the attempt's context and meters
+		ma := new(meteredAttempt)
+		if c.meter == nil {
+			ma.call.Attach(c.outer)
+			c.meter = &ma.call
+		}
+		ma.meter.Attach(c.meter)
+		actx, a.ctx, a.meter = &ma.attemptCtx, ma, &ma.meter
+	} else {
+		actx = new(attemptCtx)
+		a.ctx = actx
 	}
+	actx.Context, actx.root, actx.attempt, actx.maxAttempts, actx.operation =
+		ctx, c.first, int32(n), int32(c.maxAttempts), c.operation
 	if actx.root == nil {
 		actx.root, c.first = actx, actx
 	}
-	a.ctx = actx
 	if c.recording {
 		a.ctx, a.span = c.r.tel.tracer.Start(a.ctx, spanAttempt)
 	}
 	if timeout > 0 {
 		a.ctx, a.cancel = context.WithTimeoutCause(a.ctx, timeout, ErrAttemptTimeout)
-	}
-	if c.meter != nil { // a context of its own: the attempt's stays in its size class
-		a.ctx, a.meter = usage.Under(a.ctx, c.meter)
 	}
 	if c.cont != nil && c.cont.OnAttempt != nil {
 		c.cont.OnAttempt(ctx, n)

@@ -25,8 +25,8 @@ import (
 // budgets are the most names a package may export; total bounds the
 // packages counted together.
 var (
-	budgets = map[string]int{"retry": 76, "core": 37, "llmhttp": 28}
-	total   = 258
+	budgets = map[string]int{"retry": 76, "core": 37, "llmhttp": 30}
+	total   = 260
 	apart   = map[string]bool{"chaos": true}
 )
 

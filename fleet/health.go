@@ -8,7 +8,6 @@ import (
 	"time"
 
 	"github.com/redis/go-redis/v9"
-	"github.com/steadfast-go/steadfast/internal/version"
 	"go.opentelemetry.io/otel"
 	"go.opentelemetry.io/otel/attribute"
 	"go.opentelemetry.io/otel/metric"
@@ -54,7 +53,7 @@ func newHealth(c config, component, key string) (*health, error) {
 	if mp == nil {
 		mp = otel.GetMeterProvider()
 	}
-	counter, err := mp.Meter(ScopeName, metric.WithInstrumentationVersion(version.Version)).Int64Counter(
+	counter, err := mp.Meter(ScopeName, metric.WithInstrumentationVersion(version)).Int64Counter(
 		"fleet.fallbacks",
 		metric.WithDescription("Times a fleet Limiter or Budget fell back to in-process decisions because Redis was unreachable."),
 		metric.WithUnit("{fallback}"))

@@ -131,3 +131,21 @@ func (o Overflow) complete() (Overflow, bool) {
 	}
 	return o, true
 }
+
+// FitOutput returns the output limit that makes the request fit o.Limit:
+// the output it asked for (o.Output, or current when the message did not
+// say) less what it went over by. A repair that retries with a smaller
+// max-tokens sets it to n. ok is false when nothing fits: the input alone
+// fills the limit, no output is left, or the output asked for is unknown
+// (current 0).
+func (o Overflow) FitOutput(current int) (n int, ok bool) {
+	asked := o.Output
+	if asked == 0 {
+		asked = current
+	}
+	if asked <= 0 || o.Input >= o.Limit {
+		return 0, false
+	}
+	n = asked - (o.Requested - o.Limit)
+	return n, n > 0
+}

@@ -29,7 +29,6 @@ import (
 	"google.golang.org/adk/v2/model"
 
 	"github.com/steadfast-go/steadfast/core"
-	"github.com/steadfast-go/steadfast/internal/streams"
 	"github.com/steadfast-go/steadfast/llmhttp"
 	"github.com/steadfast-go/steadfast/providers/gemini"
 	"github.com/steadfast-go/steadfast/retry"
@@ -93,7 +92,7 @@ func (l *llm) Stream(ctx context.Context, input any, _ ...core.Option) (<-chan a
 		return nil, err
 	}
 	var r llmhttp.Response
-	return llmhttp.Pump(ctx, streams.Pull(l.m.GenerateContent(ctx, req, true)), llmhttp.PumpConfig[*model.LLMResponse]{
+	return llmhttp.PumpSeq(ctx, l.m.GenerateContent(ctx, req, true), llmhttp.PumpConfig[*model.LLMResponse]{
 		Content: hasContent,
 		Adapt:   gemini.AdaptError,
 		Observe: func(resp *model.LLMResponse) { observe(&r, resp) },

@@ -6,7 +6,6 @@ import (
 
 	"github.com/firebase/genkit/go/ai"
 
-	"github.com/steadfast-go/steadfast/internal/streams"
 	"github.com/steadfast-go/steadfast/llmhttp"
 )
 
@@ -34,7 +33,7 @@ func stream(ctx context.Context, generate func(context.Context, ai.ModelStreamCa
 			yield(resp, nil)
 		}
 	}
-	return llmhttp.Pump(ctx, streams.Pull(seq), llmhttp.PumpConfig[any]{
+	return llmhttp.PumpSeq(ctx, seq, llmhttp.PumpConfig[any]{
 		Content: hasContent,
 		Adapt:   func(err error) error { return err }, // generate's errors are adapted already
 	})

@@ -3,4 +3,4 @@
 package version
 
 // Version is steadfast's version.
-const Version = "0.1.0-dev"
+const Version = "1.0.0-rc.1"

@@ -3,7 +3,6 @@ package anthropic
 import (
 	"context"
 
-	"github.com/steadfast-go/steadfast/internal/fit"
 	"github.com/steadfast-go/steadfast/llmhttp"
 )
 
@@ -23,7 +22,7 @@ func (m *Messages) RepairOverflow(_ context.Context, input any, err error) (any,
 	if perr != nil {
 		return nil, false
 	}
-	n, ok := fit.Output(o, int(p.MaxTokens))
+	n, ok := o.FitOutput(int(p.MaxTokens))
 	if !ok {
 		return nil, false
 	}

@@ -30,7 +30,6 @@ import (
 	"google.golang.org/genai"
 
 	"github.com/steadfast-go/steadfast/core"
-	"github.com/steadfast-go/steadfast/internal/streams"
 	"github.com/steadfast-go/steadfast/llmhttp"
 )
 
@@ -121,7 +120,7 @@ func (m *Models) Stream(ctx context.Context, input any, _ ...core.Option) (<-cha
 	}
 	seq := m.client.Models.GenerateContentStream(ctx, m.model, req.Contents, req.Config)
 	var r llmhttp.Response
-	return llmhttp.Pump(ctx, streams.Pull(seq), llmhttp.PumpConfig[*genai.GenerateContentResponse]{
+	return llmhttp.PumpSeq(ctx, seq, llmhttp.PumpConfig[*genai.GenerateContentResponse]{
 		Content: hasContent,
 		Adapt:   AdaptError,
 		Observe: func(res *genai.GenerateContentResponse) { observe(&r, res) },

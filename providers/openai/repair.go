@@ -5,7 +5,6 @@ import (
 
 	"github.com/openai/openai-go/v3/packages/param"
 
-	"github.com/steadfast-go/steadfast/internal/fit"
 	"github.com/steadfast-go/steadfast/llmhttp"
 )
 
@@ -33,7 +32,7 @@ func (c *Chat) RepairOverflow(_ context.Context, input any, err error) (any, boo
 	if !cur.Valid() {
 		cur = p.MaxTokens
 	}
-	n, ok := fit.Output(o, int(cur.Or(0)))
+	n, ok := o.FitOutput(int(cur.Or(0)))
 	if !ok {
 		return nil, false
 	}
@@ -56,7 +55,7 @@ func (r *Responses) RepairOverflow(_ context.Context, input any, err error) (any
 	if perr != nil {
 		return nil, false
 	}
-	n, ok := fit.Output(o, int(p.MaxOutputTokens.Or(0)))
+	n, ok := o.FitOutput(int(p.MaxOutputTokens.Or(0)))
 	if !ok {
 		return nil, false
 	}

@@ -14,7 +14,6 @@ import (
 	semconv "go.opentelemetry.io/otel/semconv/v1.40.0"
 
 	"github.com/steadfast-go/steadfast/core"
-	"github.com/steadfast-go/steadfast/internal/streams"
 	"github.com/steadfast-go/steadfast/llmhttp"
 )
 
@@ -151,7 +150,7 @@ func (r *Responses) Resume(ctx context.Context, _ any, last any, _ ...core.Optio
 	ev, ok := last.(responses.ResponseStreamEventUnion)
 	id, _ := r.responseID.Load(ctx)
 	if !r.resumable || !ok || id == "" {
-		return nil, fmt.Errorf("openai: responses: no background response to resume: %w", streams.ErrNotResumable)
+		return nil, fmt.Errorf("openai: responses: no background response to resume: %w", core.ErrNotResumable)
 	}
 	s := r.client.Responses.GetStreaming(ctx, id, responses.ResponseGetParams{StartingAfter: param.NewOpt(ev.SequenceNumber)},
 		option.WithQuery("stream", "true"), option.WithMiddleware(getWithoutBody))

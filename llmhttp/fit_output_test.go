@@ -1,13 +1,12 @@
-package fit_test
+package llmhttp_test
 
 import (
 	"testing"
 
-	"github.com/steadfast-go/steadfast/internal/fit"
 	"github.com/steadfast-go/steadfast/llmhttp"
 )
 
-func TestOutput(t *testing.T) {
+func TestFitOutput(t *testing.T) {
 	for _, tc := range []struct {
 		o       llmhttp.Overflow
 		current int
@@ -20,8 +19,8 @@ func TestOutput(t *testing.T) {
 		{llmhttp.Overflow{Limit: 30000, Requested: 45000}, 15000, 0, false},                 // nothing left
 		{llmhttp.Overflow{Limit: 200000, Input: 208451, Requested: 208451}, 4096, 0, false}, // the input alone
 	} {
-		if got, ok := fit.Output(tc.o, tc.current); got != tc.want || ok != tc.ok {
-			t.Errorf("Output(%+v, %d) = %d, %v; want %d, %v", tc.o, tc.current, got, ok, tc.want, tc.ok)
+		if got, ok := tc.o.FitOutput(tc.current); got != tc.want || ok != tc.ok {
+			t.Errorf("%+v.FitOutput(%d) = %d, %v; want %d, %v", tc.o, tc.current, got, ok, tc.want, tc.ok)
 		}
 	}
 }

@@ -99,20 +99,47 @@ func (b *batchCall) round(ctx context.Context, n int) {
 	if len(failed) == 0 {
 		return
 	}
-	ends, limits := make([]Outcome, len(errs)), make([]Class, len(errs))
-	d := b.c.plan(ctx, n, errs, b.talliesOf(failed, whole), b.repairedOf(failed, whole), b.tokensOf(failed, whole), ends, limits)
+	fs := b.failuresOf(failed, errs, whole)
+	d := b.c.plan(ctx, n, fs)
 	b.c.endAttempt(ctx, &a, errs[0], d)
-	if !whole {
-		b.pending = b.follow(ctx, n, failed, errs[0], d, ends, limits)
-		return
+	if whole { // one failure for every item
+		b.c.tally = fs[0].tally
+		fs = slices.Repeat(fs, len(failed))
+	} else if b.tallies != nil {
+		for i, idx := range failed {
+			b.tallies[idx] = fs[i].tally
+		}
 	}
-	// A whole-batch failure is one failure for every item.
-	all := make([]Outcome, len(failed))
-	lims := make([]Class, len(failed))
-	for i := range failed {
-		all[i], lims[i] = ends[0], limits[0]
+	b.pending = b.follow(ctx, n, failed, errs[0], d, fs)
+}
+
+// failuresOf returns a round's failures for plan: for a whole-batch
+// failure one, counted in the call's tally, with the most repairs any of
+// its items had and the call's thrown-away tokens; else one for each
+// failed item, with the item's own (a tally only when MaxRetriesByClass
+// needs one, tokens only with MaxRetryTokens).
+func (b *batchCall) failuresOf(failed []int, errs []error, whole bool) []failure {
+	if whole {
+		f := failure{err: errs[0], tally: b.c.tally, tallied: true}
+		for _, idx := range failed {
+			f.repaired = max(f.repaired, b.repaired(idx))
+		}
+		if b.tokens != nil {
+			f.discarded = b.c.discarded()
+		}
+		return []failure{f}
 	}
-	b.pending = b.follow(ctx, n, failed, errs[0], d, all, lims)
+	fs := make([]failure, len(failed))
+	for i, idx := range failed {
+		fs[i] = failure{err: errs[i], repaired: b.repaired(idx)}
+		if b.tallies != nil {
+			fs[i].tally, fs[i].tallied = b.tallies[idx], true
+		}
+		if b.tokens != nil {
+			fs[i].discarded = b.tokens[idx]
+		}
+	}
+	return fs
 }
 
 // sendRound sends the pending items once and merges what succeeded. It
@@ -141,41 +168,25 @@ func (b *batchCall) sendRound(ctx context.Context, n int) (a attempt, failed []i
 	return a, failed, errs, whole
 }
 
-// talliesOf returns, for plan, the tally each failure's retries count in:
-// the call's for a whole-batch failure, else each item's when
-// MaxRetriesByClass needs them.
-func (b *batchCall) talliesOf(failed []int, whole bool) []*classTally {
-	if whole {
-		return []*classTally{&b.c.tally}
-	}
-	tallies := make([]*classTally, len(failed))
-	if b.tallies != nil {
-		for i, idx := range failed {
-			tallies[i] = &b.tallies[idx]
-		}
-	}
-	return tallies
-}
-
-// follow carries out plan's decision d for the failed items (ends[i] and
-// limits[i] are item failed[i]'s): an item that ends is offered to Repair,
-// else finished; the others sleep the round's backoff and are rewritten.
-// It returns the items to send again, in the caller's order.
-func (b *batchCall) follow(ctx context.Context, n int, failed []int, first error, d decision, ends []Outcome, limits []Class) []int {
+// follow carries out plan's decision d for the failed items (fs[i] is
+// item failed[i]'s failure): an item that ends is offered to Repair, else
+// finished; the others sleep the round's backoff and are rewritten. It
+// returns the items to send again, in the caller's order.
+func (b *batchCall) follow(ctx context.Context, n int, failed []int, first error, d decision, fs []failure) []int {
 	var again, fixed []int
 	for i, idx := range failed {
-		if ends[i] == "" {
+		if fs[i].end == "" {
 			again = append(again, idx)
 			continue
 		}
-		switch ok, fault := b.repair(ctx, n, idx, ends[i]); {
+		switch ok, fault := b.repair(ctx, n, idx, fs[i].end); {
 		case fault != nil:
 			b.setLast(idx, fault)
 		case ok:
 			fixed = append(fixed, idx)
 			continue
 		}
-		b.finish([]int{idx}, decision{outcome: ends[i], limit: limits[i], delay: d.delay}, n)
+		b.finish([]int{idx}, decision{outcome: fs[i].end, limit: fs[i].limit, delay: d.delay}, n)
 	}
 	if len(again) > 0 {
 		// Repaired items go at once unless others wait a backoff: then
@@ -219,43 +230,6 @@ func (b *batchCall) settle(a *attempt, sent, failed []int, whole bool) {
 		a.meter.Discard()
 	}
 	a.meter = nil
-}
-
-// tokensOf returns, for plan, the tokens each failure's item has thrown
-// away: nil without MaxRetryTokens; for a whole-batch failure, the call's.
-func (b *batchCall) tokensOf(failed []int, whole bool) []int64 {
-	if b.tokens == nil {
-		return nil
-	}
-	if whole {
-		return []int64{b.c.discarded()}
-	}
-	t := make([]int64, len(failed))
-	for i, idx := range failed {
-		t[i] = b.tokens[idx]
-	}
-	return t
-}
-
-// repairedOf returns, for plan, how many times each failure's item was
-// repaired: nil while none was; for a whole-batch failure, the most any
-// of its items was.
-func (b *batchCall) repairedOf(failed []int, whole bool) []int {
-	if b.repairs == nil {
-		return nil
-	}
-	if whole {
-		most := 0
-		for _, idx := range failed {
-			most = max(most, b.repairs[idx])
-		}
-		return []int{most}
-	}
-	r := make([]int, len(failed))
-	for i, idx := range failed {
-		r[i] = b.repairs[idx]
-	}
-	return r
 }
 
 // repaired is how many times item idx was repaired.

@@ -396,16 +396,13 @@ func (c *call) record(ctx context.Context, err *Error, extra ...attribute.KeyVal
 // decision, the end of the attempt and the backoff. It returns nil when
 // the next attempt may start, else the *Error that ends the call.
 func (c *call) retryOrStop(ctx context.Context, a *attempt, err error, in *any) *Error {
-	errs, ends, limits, tallies := [1]error{err}, [1]Outcome{}, [1]Class{}, [1]*classTally{&c.tally}
-	repaired := [1]int{c.repairs}
 	c.discard(a) // before the rules, which count what the call threw away
-	var toks [1]int64
-	var tokens []int64
+	fs := [1]failure{{err: err, tally: c.tally, tallied: true, repaired: c.repairs}}
 	if c.cfg.MaxRetryTokens > 0 {
-		toks[0] = c.discarded()
-		tokens = toks[:]
+		fs[0].discarded = c.discarded()
 	}
-	d := c.plan(ctx, a.n, errs[:], tallies[:], repaired[:], tokens, ends[:], limits[:])
+	d := c.plan(ctx, a.n, fs[:])
+	c.tally = fs[0].tally
 	c.endAttempt(ctx, a, err, d)
 	if in != nil && c.repairable(d.outcome, err, c.repairs) {
 		next, fault := c.repair(ctx, a.n, *in, err)

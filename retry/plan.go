@@ -15,52 +15,60 @@ type decision struct {
 	source    BackoffSource
 }
 
-// plan is what follows attempt n's failures errs, the one place where it
-// is worked out, for Invoke, Stream and Batch alike. An attempt has one
-// failure (an Invoke or Stream attempt, a Batch round that failed whole)
-// or several (the failed items of a Batch round); repaired[i], when
-// repaired is not nil, is how many of failure i's attempts were repairs,
-// which spend no retry; tokens[i], when tokens is not nil, the tokens
-// failure i's call or item has thrown away. In order:
+// failure is one failure of an attempt as the rules read it: an Invoke or
+// Stream attempt's, a Batch round's that failed whole, or one failed item
+// of a round. plan fills in end and limit.
+type failure struct {
+	err error
+	// tally is its retries so far by class, as its call or item keeps
+	// them when tallied; plan counts the retry it decides on, and the
+	// caller keeps the tally back. A copy rather than a pointer to the
+	// caller's: a pointer held with the error would move an Invoke's call
+	// state to the heap.
+	tally     classTally
+	tallied   bool
+	repaired  int     // how many of its attempts were repairs, which spend no retry
+	discarded int64   // the tokens its call or item has thrown away
+	end       Outcome // what ends it; "" when it goes again after the delay
+	limit     Class   // the class whose MaxRetriesByClass bound ended it, if one did
+}
+
+// plan is what follows attempt n's failures fs, the one place where it is
+// worked out, for Invoke, Stream and Batch alike. In order:
 //
 //  1. the caller's context is done: everything stops;
 //  2. the rules (decide), for each failure; a retryable failure is
 //     reported to the budget (unless it is a rejected output, or was
 //     reported already), and one that goes again is counted in its
-//     tally (spent[i]);
+//     tally;
 //  3. the schedule, once (schedule).
 //
-// It writes in ends[i] the outcome that ends failure i, or "" when it goes
-// again after the decision's delay, and in limits[i] the class whose bound
-// ended it, if one did. The decision's outcome is set when none goes
-// again.
-func (c *call) plan(ctx context.Context, n int, errs []error, spent []*classTally, repaired []int, tokens []int64, ends []Outcome, limits []Class) decision {
+// It sets each failure's end and limit; the decision's outcome is set when
+// none goes again.
+func (c *call) plan(ctx context.Context, n int, fs []failure) decision {
 	if cerr := ctx.Err(); cerr != nil {
-		return endAll(decision{outcome: ctxOutcome(cerr)}, ends)
+		return endAll(decision{outcome: ctxOutcome(cerr)}, fs)
 	}
 	var d decision
 	again := 0
 	idempotent := c.r.idem == nil || c.r.idem.Idempotent()
-	for i, err := range errs {
-		maxAttempts := c.maxAttempts
-		if repaired != nil {
-			maxAttempts += repaired[i]
+	for i := range fs {
+		f := &fs[i]
+		var spent *classTally
+		if f.tallied {
+			spent = &f.tally
 		}
-		var discarded int64
-		if tokens != nil {
-			discarded = tokens[i]
-		}
-		v := decide(c.cfg, idempotent, n, maxAttempts, err, spent[i], discarded)
-		ends[i], limits[i] = v.outcome, v.limit
+		v := decide(c.cfg, idempotent, n, c.maxAttempts+f.repaired, f.err, spent, f.discarded)
+		f.end, f.limit = v.outcome, v.limit
 		d.retryable = d.retryable || v.retryable
-		if v.retryable && !rejected(err) && n != c.reported {
+		if v.retryable && !rejected(f.err) && n != c.reported {
 			c.recordAttempt(ctx, n, false)
 		}
 		if v.outcome != "" {
 			continue
 		}
-		if spent[i] != nil && v.class != "" {
-			spent[i][v.class.index()]++
+		if spent != nil && v.class != "" {
+			spent[v.class.index()]++
 		}
 		again++
 		if v.hint > d.delay {
@@ -68,10 +76,10 @@ func (c *call) plan(ctx context.Context, n int, errs []error, spent []*classTall
 		}
 	}
 	if again == 0 {
-		d.outcome, d.limit = ends[0], limits[0]
+		d.outcome, d.limit = fs[0].end, fs[0].limit
 		return d
 	}
-	return c.schedule(ctx, n, d, errs, ends, again)
+	return c.schedule(ctx, n, d, fs, again)
 }
 
 // schedule sets the delay before the next attempt of the failures that go
@@ -80,22 +88,23 @@ func (c *call) plan(ctx context.Context, n int, errs []error, spent []*classTall
 // ends it and whose longest wait replaces the delay when longer. A delay
 // that would pass the caller's deadline ends them all, and one longer than
 // the hand-off hands the call off.
-func (c *call) schedule(ctx context.Context, n int, d decision, errs []error, ends []Outcome, again int) decision {
+func (c *call) schedule(ctx context.Context, n int, d decision, fs []failure, again int) decision {
 	if d.source == 0 {
 		d.delay, d.source = c.cfg.backoff(n, c.r.random()), BackoffComputed
 	}
 	if pastDeadline(ctx, d.delay) {
 		d.outcome = OutcomeDeadline
-		return endAll(d, ends)
+		return endAll(d, fs)
 	}
 	var wait time.Duration
-	for i, err := range errs {
-		if ends[i] != "" || rejected(err) {
+	for i := range fs {
+		f := &fs[i]
+		if f.end != "" || rejected(f.err) {
 			continue
 		}
 		w, ok := c.reserveRetry(ctx)
 		if !ok {
-			ends[i] = OutcomeBudgetExhausted
+			f.end = OutcomeBudgetExhausted
 			if again--; again == 0 {
 				d.outcome = OutcomeBudgetExhausted
 				return d
@@ -108,12 +117,12 @@ func (c *call) schedule(ctx context.Context, n int, d decision, errs []error, en
 		d.delay, d.source = wait, BackoffBudget
 		if pastDeadline(ctx, wait) {
 			d.outcome = OutcomeDeadline
-			return endAll(d, ends)
+			return endAll(d, fs)
 		}
 	}
 	if c.handOff(d.delay) {
 		d.outcome = OutcomeHandedOff
-		return endAll(d, ends)
+		return endAll(d, fs)
 	}
 	return d
 }
@@ -126,10 +135,10 @@ func pastDeadline(ctx context.Context, d time.Duration) bool {
 }
 
 // endAll ends every failure still going again with d's outcome.
-func endAll(d decision, ends []Outcome) decision {
-	for i := range ends {
-		if ends[i] == "" {
-			ends[i] = d.outcome
+func endAll(d decision, fs []failure) decision {
+	for i := range fs {
+		if fs[i].end == "" {
+			fs[i].end = d.outcome
 		}
 	}
 	return d

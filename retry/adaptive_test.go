@@ -47,8 +47,10 @@ func TestPacingWaitUnderRetry(t *testing.T) {
 // A retry the budget's pace would hold past half of what the caller's
 // deadline leaves is decided by what recent retries achieved: where they
 // have been succeeding, it goes after that half, within the deadline;
-// where they have been failing, it is refused. Either way no call waits
-// into a certain failure.
+// where they have been failing (the budget then holds first attempts),
+// it waits for a turn in the hold after its backoff, each wait at most
+// half of what the deadline leaves, and is refused, making no attempt,
+// when none comes in time. No call waits into a certain failure.
 func TestTheBudgetDecidesUnderTheCallersDeadline(t *testing.T) {
 	cfg := retry.RetryConfig{MaxRetries: 1, InitialBackoff: 10 * time.Millisecond, MaxBackoff: 10 * time.Millisecond}
 	for name, tc := range map[string]struct {
@@ -58,7 +60,8 @@ func TestTheBudgetDecidesUnderTheCallersDeadline(t *testing.T) {
 		took        time.Duration
 	}{
 		"retries have been succeeding": {true, retry.OutcomeSuccess, 2, 25 * time.Millisecond},
-		"retries have been failing":    {false, retry.OutcomeBudgetExhausted, 1, 0},
+		// 10ms of backoff, then waits of 20, 10, 5, 2.5 and 1.25ms: 48.75ms
+		"retries have been failing": {false, retry.OutcomeBudgetExhausted, 1, 48750 * time.Microsecond},
 	} {
 		synctest.Test(t, func(t *testing.T) {
 			ctx := t.Context()
@@ -80,10 +83,57 @@ func TestTheBudgetDecidesUnderTheCallersDeadline(t *testing.T) {
 			}
 			wantOutcome(t, err, tc.want, tc.attempts)
 			if took != tc.took {
-				t.Errorf("%s: took %v, want %v: refused at once", name, took, tc.took)
+				t.Errorf("%s: took %v, want %v: refused once the deadline left no room for an attempt", name, took, tc.took)
 			}
 		})
 	}
+}
+
+// A call with a deadline whose first attempt fails while the provider is
+// away, and its retry refused, waits in the budget's hold for as long as
+// its deadline allows: when the provider comes back within it, the retry
+// goes and the call succeeds, as one that came a moment later would, held.
+func TestARefusedRetryWaitsInTheHoldForTheProvidersReturn(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		ctx := t.Context()
+		b := newAdaptive(t, 0.5, 1, time.Second)
+		for range 40 { // the provider away: everything fails, first attempts are held
+			b.RecordAttempt(ctx, 1, false)
+			b.RecordAttempt(ctx, 2, false)
+		}
+		for range 5 { // the refill of the retries' one token, spent
+			b.ReserveRetry(ctx, time.Hour)
+		}
+		var wg sync.WaitGroup
+		defer wg.Wait()
+		wg.Go(func() { // the provider back after 300 ms: what goes succeeds
+			time.Sleep(300 * time.Millisecond)
+			for range 40 {
+				b.RecordAttempt(ctx, 1, true)
+			}
+		})
+		back := time.Now().Add(300 * time.Millisecond)
+		provider := core.RunnableFunc(func(context.Context, any, ...core.Option) (any, error) {
+			if time.Now().Before(back) {
+				return nil, errTransient
+			}
+			return "ok", nil
+		})
+		// Retries enough for the probes the hold lets through meanwhile,
+		// at its rate, which fail.
+		cfg := retry.RetryConfig{MaxRetries: 10, InitialBackoff: 10 * time.Millisecond, MaxBackoff: 10 * time.Millisecond}
+		dctx, cancel := context.WithTimeout(ctx, time.Second)
+		defer cancel()
+		start := time.Now()
+		out, err := newRetry(t, provider, cfg, retry.WithBudget(b)).Invoke(dctx, "q")
+		took := time.Since(start)
+		if err != nil || out != "ok" {
+			t.Fatalf("Invoke() = %v, %v after %v; want ok once the provider is back", out, err, took)
+		}
+		if took < 300*time.Millisecond || took > 500*time.Millisecond {
+			t.Errorf("took %v, want a little after the provider's return at 300ms", took)
+		}
+	})
 }
 
 type errDown struct{}

@@ -122,9 +122,13 @@ func (b *TokenBudget) Tokens() float64 {
 // never takes more than half of what the deadline leaves. A retry the pace
 // would hold longer goes after that half while recent retries have been
 // succeeding (at least a fifth of them; its turn is taken as debt, which
-// later retries repay), and is refused while they fail (an outage, a
-// collapse); a call with a deadline is not held back while recent retries
-// succeed. A call never waits into a certain failure. When first attempts
+// later retries repay); while they fail (an outage, a collapse) and first
+// attempts are held back, it waits in that hold for a turn instead, each
+// wait at most half of what the deadline leaves, and the call ends
+// (budget_exhausted, no attempt made) when none comes in time: a call
+// whose first attempt met the outage meets the provider's return, as one
+// that came a moment later does. A call with a deadline is not held back
+// while recent retries succeed. A call never waits into a certain failure. When first attempts
 // stop being held, the calls still held go at the rate the provider last
 // answered, not all at once, so that a provider that collapsed is not
 // overloaded again as it recovers.

@@ -137,6 +137,44 @@ func (c *call) holdFirst(ctx context.Context) {
 	}
 }
 
+// holdRetry waits for a held retry's turn (see decision.held) as holdFirst
+// does for a first attempt, and reports whether the turn came with time
+// left: false when the caller's deadline comes first, or its context ends.
+// Each wait while the hold asks again is at most half of what the
+// deadline leaves, so that the retry waits for the provider's return for
+// as long as it can and still has at least as long as its last wait for
+// its attempt.
+func (c *call) holdRetry(ctx context.Context) bool {
+	var held time.Duration
+	defer func() {
+		if held > 0 && c.recording {
+			c.span.AddEvent(eventHold, trace.WithAttributes(attrBackoff.Float64(held.Seconds())))
+		}
+	}()
+	dl, _ := ctx.Deadline() // holdsRefused: there is one
+	for {
+		d, again := c.r.holder.HoldFirst(ctx, held)
+		if d <= 0 && !again {
+			return true
+		}
+		left := time.Until(dl)
+		if again {
+			d = min(d, left/2)
+		}
+		if d < minHeldStep || 2*d > left || !c.wait(ctx, d) {
+			return false
+		}
+		held += d
+		if !again {
+			return true
+		}
+	}
+}
+
+// minHeldStep is the shortest wait of a held retry: below it, what the
+// deadline leaves is too short for an attempt.
+const minHeldStep = time.Millisecond
+
 // attempt is one attempt's context, span and timeout.
 type attempt struct {
 	n      int
@@ -416,6 +454,12 @@ func (c *call) retryOrStop(ctx context.Context, a *attempt, err error, in *any) 
 	}
 	if d.outcome == "" {
 		d.outcome = c.sleep(ctx, a.n, err, d, 1)
+	}
+	if d.outcome == "" && d.held && !c.holdRetry(ctx) {
+		d.outcome = OutcomeBudgetExhausted
+		if cerr := ctx.Err(); cerr != nil {
+			d.outcome = ctxOutcome(cerr)
+		}
 	}
 	if d.outcome != "" {
 		return c.newError(d, a.n, err)

@@ -13,6 +13,11 @@ type decision struct {
 	retryable bool    // a failure was classified retryable
 	delay     time.Duration
 	source    BackoffSource
+	// held is set when the budget refused the retry of a call with a
+	// deadline while it holds first attempts back: after the delay, the
+	// retry waits its turn as a held first attempt would, and the call
+	// ends, the budget exhausted, when no turn comes in the time it has.
+	held bool
 }
 
 // failure is one failure of an attempt as the rules read it: an Invoke or
@@ -103,6 +108,10 @@ func (c *call) schedule(ctx context.Context, n int, d decision, fs []failure, ag
 			continue
 		}
 		w, ok := c.reserveRetry(ctx)
+		if !ok && len(fs) == 1 && c.holdsRefused(ctx) {
+			d.held = true
+			continue
+		}
 		if !ok {
 			f.end = OutcomeBudgetExhausted
 			if again--; again == 0 {
@@ -125,6 +134,22 @@ func (c *call) schedule(ctx context.Context, n int, d decision, fs []failure, ag
 		return endAll(d, fs)
 	}
 	return d
+}
+
+// holdsRefused reports whether a retry the budget refused waits for a turn
+// in its hold instead: an Invoke's or a Stream's, with a deadline, while
+// the recommended budget holds first attempts back (the provider fails
+// most of them). Such a call's first attempt went while the provider was
+// away; refused its retry, it would fail however soon the provider came
+// back within its deadline, where a call that came a moment later, held,
+// meets the return. Waiting in the hold, it goes when the hold lets it,
+// at the rate the hold allows, which bounds the load it adds.
+func (c *call) holdsRefused(ctx context.Context) bool {
+	if c.r.adaptive == nil || c.method == methodBatch || !c.r.adaptive.Holding() {
+		return false
+	}
+	_, ok := ctx.Deadline()
+	return ok
 }
 
 // pastDeadline reports whether an attempt after a wait of d could not start

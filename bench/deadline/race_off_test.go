@@ -1,0 +1,5 @@
+//go:build !race
+
+package deadline
+
+const raceEnabled = false

@@ -1,0 +1,84 @@
+package deadline
+
+import (
+	"context"
+	"slices"
+	"testing"
+	"testing/synctest"
+	"time"
+
+	"github.com/steadfast-go/steadfast/bench/storm"
+)
+
+// peers are the four peer libraries every target is held against.
+var peers = []string{"cenkalti/backoff", "avast/retry-go", "sethvargo/go-retry", "failsafe-go"}
+
+// runs is how many seeds each library plays a shape with; the targets
+// compare medians, the libraries' own jitter being unseeded.
+const runs = 3
+
+// medians plays s with deadline d runs times for steadfast with the
+// recommended budget and the peers, each run in a synctest bubble of its
+// own (virtual time), and returns each library's median success share.
+func medians(t *testing.T, s Shape, d time.Duration) map[string]float64 {
+	t.Helper()
+	want := map[string]bool{"steadfast+adaptive": true}
+	for _, p := range peers {
+		want[p] = true
+	}
+	out := make(map[string]float64)
+	for i, r := range storm.Contenders(Policy) {
+		if !want[r.Name()] {
+			continue
+		}
+		var succ []float64
+		for seed := range uint64(runs) {
+			synctest.Test(t, func(t *testing.T) {
+				// A budget made outside the bubble would read the real clock.
+				succ = append(succ, Run(context.Background(), s, storm.Contenders(Policy)[i], d, seed+1).SuccessShare())
+			})
+		}
+		slices.Sort(succ)
+		out[r.Name()] = succ[len(succ)/2]
+	}
+	return out
+}
+
+// With a deadline on every call of 12× and 50× the provider's service time
+// (240 ms and 1 s), the recommended budget's success is at least the best
+// peer's less 2 points in an overload and a token-bucket spike, and at
+// least the best peer's in a collapse and in a 5 s outage; but for the 5 s
+// outage under 240 ms, held here to the best peer's less 1 point: the
+// budget's retries, held for the provider's return (retry's decision.held),
+// meet the peers there, from 45.7 % against 51.0 % before, with a third of
+// their attempts, without passing them yet (#53).
+func TestDeadlineStormTargets(t *testing.T) {
+	if raceEnabled {
+		t.Skip("the storms' targets run without -race (.ci/run)")
+	}
+	for _, s := range Shapes {
+		for _, d := range Deadlines[1:] {
+			t.Run(s.Name+"/"+d.String(), func(t *testing.T) {
+				res := medians(t, s, d)
+				peer, best := "", -1.0
+				for _, p := range peers {
+					if res[p] > best {
+						peer, best = p, res[p]
+					}
+				}
+				sf := res["steadfast+adaptive"]
+				t.Logf("steadfast %.1f %%, best peer %s %.1f %%", 100*sf, peer, 100*best)
+				margin := 0.0
+				switch {
+				case s.Name == "overload" || s.Name == "spike":
+					margin = 0.02
+				case s.Name == "outage" && d < time.Second:
+					margin = 0.01
+				}
+				if sf < best-margin {
+					t.Errorf("success %.1f %%, want at least %s's %.1f %% less %.0f points", 100*sf, peer, 100*best, 100*margin)
+				}
+			})
+		}
+	}
+}

@@ -1,0 +1,5 @@
+//go:build !race
+
+package storm
+
+const raceEnabled = false

@@ -1,0 +1,125 @@
+package storm
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"testing"
+	"testing/synctest"
+	"time"
+)
+
+// peers are the four peer libraries every target is held against.
+var peers = []string{"cenkalti/backoff", "avast/retry-go", "sethvargo/go-retry", "failsafe-go"}
+
+// runs is how many times each library plays a shape; the targets compare
+// medians. The provider model and the arrivals are seeded, but the
+// libraries' jitter is their own and unseeded: one run of a shape varies
+// by a few points.
+const runs = 3
+
+// outcome is a library's median over the runs of a shape.
+type outcome struct {
+	success        float64 // share of the calls
+	outageAttempts int
+	recovered      bool // in every run
+	recoveredAfter time.Duration
+}
+
+// runAll plays sc runs times for no-retry, steadfast with the recommended
+// budget and the peers, each run in a synctest bubble of its own (virtual
+// time), and returns each library's medians.
+func runAll(t *testing.T, sc Scenario) map[string]outcome {
+	t.Helper()
+	want := map[string]bool{"no-retry": true, "steadfast+adaptive": true}
+	for _, p := range peers {
+		want[p] = true
+	}
+	out := make(map[string]outcome)
+	for i, r := range Contenders(Policy) {
+		if !want[r.Name()] {
+			continue
+		}
+		var succ []float64
+		var atts []int
+		var after []time.Duration
+		o := outcome{recovered: true}
+		for seed := range uint64(runs) {
+			synctest.Test(t, func(t *testing.T) {
+				// A budget made outside the bubble would read the real clock.
+				res := Run(context.Background(), sc, Contenders(Policy)[i], seed+1)
+				succ, atts = append(succ, res.SuccessShare()), append(atts, res.OutageAttempts)
+				after = append(after, res.RecoveredAfter)
+				o.recovered = o.recovered && res.Recovered
+			})
+		}
+		o.success, o.outageAttempts, o.recoveredAfter = median(succ), median(atts), median(after)
+		out[r.Name()] = o
+	}
+	return out
+}
+
+func median[T int | float64 | time.Duration](v []T) T {
+	v = slices.Clone(v)
+	slices.Sort(v)
+	return v[len(v)/2]
+}
+
+func bestPeer(res map[string]outcome) (string, float64) {
+	name, best := "", -1.0
+	for _, p := range peers {
+		if s := res[p].success; s > best {
+			name, best = p, s
+		}
+	}
+	return name, best
+}
+
+// The performance targets of the three storms (bench/README.md) when every
+// client starts at once (a herd: a deploy, a cron), for a provider a
+// quarter, one and four times the default size with the load scaled
+// alike, in virtual time: (a) an overload's success at least the best
+// peer's less half a point; (b) an outage's attempts during the outage at
+// most 1.2 times no retrying's, its success no lower; (c) a collapse
+// recovered in at most half the time no retrying takes, with a success
+// share at least 10 points above. bench/cmd/storm runs them in real time.
+func TestHerdStormTargets(t *testing.T) {
+	skipSlow(t)
+	for _, size := range []float64{0.25, 1, 4} {
+		for _, base := range Scenarios {
+			sc := base.Synchronized().Sized(size)
+			t.Run(fmt.Sprintf("%s/x%v", sc.Name, size), func(t *testing.T) {
+				res := runAll(t, sc)
+				sf, none := res["steadfast+adaptive"], res["no-retry"]
+				peer, best := bestPeer(res)
+				t.Logf("steadfast %.1f %% (%d attempts in the outage), no retry %.1f %% (%d), best peer %s %.1f %%",
+					100*sf.success, sf.outageAttempts, 100*none.success, none.outageAttempts, peer, 100*best)
+				switch base.Name {
+				case "overload":
+					if sf.success < best-0.005 {
+						t.Errorf("success %.1f %%, want at least %s's %.1f %% less 0.5", 100*sf.success, peer, 100*best)
+					}
+				case "outage":
+					if float64(sf.outageAttempts) > 1.2*float64(none.outageAttempts) || sf.success < none.success {
+						t.Errorf("%d attempts in the outage and %.1f %% success, want at most 1.2 × no retrying's %d and at least its %.1f %%",
+							sf.outageAttempts, 100*sf.success, none.outageAttempts, 100*none.success)
+					}
+				case "collapse":
+					if !sf.recovered || !none.recovered || sf.recoveredAfter > none.recoveredAfter/2 ||
+						sf.success < none.success+0.10 {
+						t.Errorf("recovered %v after %v, success %.1f %%; no retrying %v after %v, %.1f %%: want half its time, 10 points more",
+							sf.recovered, sf.recoveredAfter, 100*sf.success, none.recovered, none.recoveredAfter, 100*none.success)
+					}
+				}
+			})
+		}
+	}
+}
+
+// skipSlow skips the storms under the race detector, whose instrumentation
+// makes them minutes long; .ci/run runs them once without it.
+func skipSlow(t *testing.T) {
+	if raceEnabled {
+		t.Skip("the storms' targets run without -race (.ci/run)")
+	}
+}

@@ -14,15 +14,17 @@ import (
 var peers = []string{"cenkalti/backoff", "avast/retry-go", "sethvargo/go-retry", "failsafe-go"}
 
 // runs is how many seeds each library plays a shape with; the targets
-// compare medians, the libraries' own jitter being unseeded.
-const runs = 3
+// compare the mean success share over them (and log the median p99), the
+// libraries' own jitter being unseeded.
+const runs = 5
 
-// medians plays s with deadline d runs times for steadfast with the
+// means plays s with deadline d runs times for steadfast with the
 // recommended budget and the peers, each run in a synctest bubble of its
-// own (virtual time), and returns each library's median success share.
-func medians(t *testing.T, s Shape, d time.Duration) map[string]float64 {
+// own (virtual time), and returns each library's mean success share,
+// logging it beside the median p99 of its successful calls.
+func means(t *testing.T, s Shape, d time.Duration) map[string]float64 {
 	t.Helper()
-	want := map[string]bool{"steadfast+adaptive": true}
+	want := map[string]bool{"no-retry": true, "steadfast+adaptive": true}
 	for _, p := range peers {
 		want[p] = true
 	}
@@ -32,14 +34,21 @@ func medians(t *testing.T, s Shape, d time.Duration) map[string]float64 {
 			continue
 		}
 		var succ []float64
+		var p99 []time.Duration
 		for seed := range uint64(runs) {
 			synctest.Test(t, func(t *testing.T) {
 				// A budget made outside the bubble would read the real clock.
-				succ = append(succ, Run(context.Background(), s, storm.Contenders(Policy)[i], d, seed+1).SuccessShare())
+				res := Run(context.Background(), s, storm.Contenders(Policy)[i], d, seed+1)
+				succ, p99 = append(succ, res.SuccessShare()), append(p99, res.P99)
 			})
 		}
-		slices.Sort(succ)
-		out[r.Name()] = succ[len(succ)/2]
+		slices.Sort(p99)
+		var sum float64
+		for _, x := range succ {
+			sum += x
+		}
+		out[r.Name()] = sum / float64(len(succ))
+		t.Logf("| %s | %v | %s | %.1f %% | %v |", s.Name, d, r.Name(), 100*out[r.Name()], p99[len(p99)/2].Round(time.Millisecond))
 	}
 	return out
 }
@@ -50,7 +59,7 @@ func medians(t *testing.T, s Shape, d time.Duration) map[string]float64 {
 // least the best peer's in a collapse and in a 5 s outage; but for the 5 s
 // outage under 240 ms, held here to the best peer's less 1 point: the
 // budget's retries, held for the provider's return (retry's decision.held),
-// meet the peers there, from 45.7 % against 51.0 % before, with a third of
+// meet the peers there, from 45.4 % against 51.4 % before, with a third of
 // their attempts, without passing them yet (#53).
 func TestDeadlineStormTargets(t *testing.T) {
 	if raceEnabled {
@@ -59,7 +68,7 @@ func TestDeadlineStormTargets(t *testing.T) {
 	for _, s := range Shapes {
 		for _, d := range Deadlines[1:] {
 			t.Run(s.Name+"/"+d.String(), func(t *testing.T) {
-				res := medians(t, s, d)
+				res := means(t, s, d)
 				peer, best := "", -1.0
 				for _, p := range peers {
 					if res[p] > best {

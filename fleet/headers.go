@@ -7,11 +7,11 @@ import (
 	"strconv"
 	"time"
 
-	"github.com/steadfast-go/steadfast/internal/pace"
 	"github.com/steadfast-go/steadfast/llmhttp"
+	"github.com/steadfast-go/steadfast/ratelimit"
 )
 
-var _ pace.Shared = (*Limiter)(nil)
+var _ ratelimit.SharedHeaders = (*Limiter)(nil)
 
 // ReserveHeaders implements the header pacing a ratelimit Runnable asks of its Backend: the fleet's calls are
 // counted in Redis (under the Limiter's key and ":headers") against what

@@ -72,7 +72,7 @@ type Runnable struct {
 	// src is the chain's limits, and shared the backend's count of the
 	// fleet's calls against them, when the backend keeps one.
 	src    llmhttp.RateLimited
-	shared pace.Shared
+	shared SharedHeaders
 }
 
 // New returns inner behind the bucket b: InProcess's, over a
@@ -99,7 +99,7 @@ func newRunnable(fn string, inner core.Runnable, b Backend, opts []Option) (*Run
 	r := &Runnable{inner: inner, b: b, maxWait: rate.InfDuration, cost: c.cost, usage: c.usage}
 	if src, ok := chain.Find[llmhttp.RateLimited, core.Runnable](inner); ok {
 		r.pace, r.src = pace.New(src), src
-		r.shared, _ = b.(pace.Shared)
+		r.shared, _ = b.(SharedHeaders)
 	}
 	if c.maxWait != nil {
 		if *c.maxWait < 0 {

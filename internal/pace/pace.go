@@ -35,7 +35,6 @@
 package pace
 
 import (
-	"context"
 	"math"
 	"sync"
 	"time"
@@ -174,19 +173,3 @@ const (
 	// once the calls after a reset have taken its whole limit.
 	minAfterReset = 10 * time.Millisecond
 )
-
-// A Shared counts calls against what a provider's rate-limit headers say,
-// for every process that shares it: the fleet module's Limiter is one.
-// When a ratelimit Runnable's Backend is one, its calls are paced by the
-// headers of the whole fleet's answers, counted by the whole fleet, rather
-// than by this process's own alone; while it fails (Redis away), by this
-// process's own.
-type Shared interface {
-	// ReserveHeaders takes limits, what the last answer this process
-	// received said of the provider's requests and tokens, into the
-	// shared count, and counts one call of tokens against it (0 when
-	// calls are not counted in tokens). It returns 0 when the call has
-	// room and is counted, or the wait for the limits' reset when it has
-	// none, counting nothing.
-	ReserveHeaders(ctx context.Context, limits llmhttp.RateLimits, tokens int) (time.Duration, error)
-}

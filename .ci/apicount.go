@@ -25,8 +25,8 @@ import (
 // budgets are the most names a package may export; total bounds the
 // packages counted together.
 var (
-	budgets = map[string]int{"retry": 76, "core": 37, "llmhttp": 30}
-	total   = 261
+	budgets = map[string]int{"retry": 77, "core": 37, "llmhttp": 30}
+	total   = 262
 	apart   = map[string]bool{"chaos": true}
 )
 

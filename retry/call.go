@@ -132,6 +132,12 @@ func (c *call) holdFirst(ctx context.Context) {
 		}
 		held += d
 	}
+	c.recordHold(held)
+}
+
+// recordHold marks on the call span a hold of a first attempt or a
+// refused retry that lasted held.
+func (c *call) recordHold(held time.Duration) {
 	if held > 0 && c.recording {
 		c.span.AddEvent(eventHold, trace.WithAttributes(attrBackoff.Float64(held.Seconds())))
 	}
@@ -146,11 +152,7 @@ func (c *call) holdFirst(ctx context.Context) {
 // its attempt.
 func (c *call) holdRetry(ctx context.Context) bool {
 	var held time.Duration
-	defer func() {
-		if held > 0 && c.recording {
-			c.span.AddEvent(eventHold, trace.WithAttributes(attrBackoff.Float64(held.Seconds())))
-		}
-	}()
+	defer func() { c.recordHold(held) }()
 	dl, _ := ctx.Deadline() // holdsRefused: there is one
 	for {
 		d, again := c.r.holder.HoldFirst(ctx, held)

@@ -39,6 +39,7 @@ func TestInspect(t *testing.T) {
 func ExampleIsRetryable() {
 	err := fmt.Errorf("summarise: %w", &mock.HTTPError{Code: 429, After: 2 * time.Second})
 	hint, _ := retry.ServerHint(err)
-	fmt.Println(retry.ErrorType(err), retry.IsRetryable(err), hint)
-	// Output: 429 true 2s
+	status, _ := retry.HTTPStatus(err)
+	fmt.Println(retry.ErrorType(err), retry.IsRetryable(err), hint, status)
+	// Output: 429 true 2s 429
 }

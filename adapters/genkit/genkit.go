@@ -122,23 +122,6 @@ func request(input any) (*ai.ModelRequest, error) {
 	return nil, retry.Permanent(fmt.Errorf("genkit: a model takes an *ai.ModelRequest, not %T", input))
 }
 
-// hasStatus reports whether err's chain holds an HTTP status as the retry
-// rules read one (retry's package doc, rule 5): an error with a StatusCode
-// or an HTTPStatusCode method.
-func hasStatus(err error) bool {
-	if _, ok := errors.AsType[interface {
-		error
-		StatusCode() int
-	}](err); ok {
-		return true
-	}
-	_, ok := errors.AsType[interface {
-		error
-		HTTPStatusCode() int
-	}](err)
-	return ok
-}
-
 // adaptError returns err, a Genkit model's failure, as the retry layer
 // should read it: a provider's error beneath it as that provider's
 // adapter reads it, else a Genkit status.Error's status as an HTTP status. Other
@@ -150,7 +133,7 @@ func adaptError(err error) error {
 	if _, ok := errors.AsType[genai.APIError](err); ok {
 		return gemini.AdaptError(err)
 	}
-	if hasStatus(err) {
+	if _, ok := retry.HTTPStatus(err); ok {
 		return err // an HTTP status beneath: the retry rules read it there
 	}
 	ge, ok := errors.AsType[*gstatus.Error](err)

@@ -10,9 +10,6 @@ import (
 	"github.com/steadfast-go/steadfast/bench/storm"
 )
 
-// peers are the four peer libraries every target is held against.
-var peers = []string{"cenkalti/backoff", "avast/retry-go", "sethvargo/go-retry", "failsafe-go"}
-
 // runs is how many seeds each library plays a shape with; the targets
 // compare the mean success share over them (and log the median p99), the
 // libraries' own jitter being unseeded.
@@ -25,7 +22,7 @@ const runs = 5
 func means(t *testing.T, s Shape, d time.Duration) map[string]float64 {
 	t.Helper()
 	want := map[string]bool{"no-retry": true, "steadfast+adaptive": true}
-	for _, p := range peers {
+	for _, p := range storm.Peers {
 		want[p] = true
 	}
 	out := make(map[string]float64)
@@ -70,7 +67,7 @@ func TestDeadlineStormTargets(t *testing.T) {
 			t.Run(s.Name+"/"+d.String(), func(t *testing.T) {
 				res := means(t, s, d)
 				peer, best := "", -1.0
-				for _, p := range peers {
+				for _, p := range storm.Peers {
 					if res[p] > best {
 						peer, best = p, res[p]
 					}

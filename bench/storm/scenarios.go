@@ -70,6 +70,10 @@ func Contenders(p bench.Policy) []bench.Retrier {
 	}
 }
 
+// Peers are the peer libraries among Contenders that the storms' targets
+// hold steadfast against.
+var Peers = []string{"cenkalti/backoff", "avast/retry-go", "sethvargo/go-retry", "failsafe-go"}
+
 // AdaptiveSetting is steadfast+adaptive's budget.NewAdaptive arguments.
 var AdaptiveSetting = struct {
 	Ratio, MinPerSecond float64

@@ -10,9 +10,6 @@ import (
 	"time"
 )
 
-// peers are the four peer libraries every target is held against.
-var peers = []string{"cenkalti/backoff", "avast/retry-go", "sethvargo/go-retry", "failsafe-go"}
-
 // runs is how many seeds each library plays a shape with. The provider
 // model and the arrivals are seeded, but the libraries' jitter is their
 // own and unseeded: one run of a shape varies by a few points, and the
@@ -38,7 +35,7 @@ type outcome struct {
 func runAll(t *testing.T, sc Scenario) map[string]outcome {
 	t.Helper()
 	want := map[string]bool{"no-retry": true, "steadfast+adaptive": true}
-	for _, p := range peers {
+	for _, p := range Peers {
 		want[p] = true
 	}
 	out := make(map[string]outcome)
@@ -82,7 +79,7 @@ func median[T int | time.Duration](v []T) T {
 
 func bestPeer(res map[string]outcome) (string, float64) {
 	name, best := "", -1.0
-	for _, p := range peers {
+	for _, p := range Peers {
 		if s := res[p].success; s > best {
 			name, best = p, s
 		}
@@ -110,7 +107,7 @@ func TestHerdStormTargets(t *testing.T) {
 				peer, best := bestPeer(res)
 				t.Logf("steadfast %.1f %% %.3f (%d attempts in the outage), no retry %.1f %% (%d), best peer %s %.1f %%",
 					100*sf.success, sf.runs, sf.outageAttempts, 100*none.success, none.outageAttempts, peer, 100*best)
-				for _, name := range append([]string{"no-retry", "steadfast+adaptive"}, peers...) {
+				for _, name := range append([]string{"no-retry", "steadfast+adaptive"}, Peers...) {
 					o := res[name]
 					t.Logf("| %s | ×%v | %s | %.1f %% | %v | %d |", base.Name, size, name, 100*o.success, o.p99OK.Round(time.Millisecond), o.outageAttempts)
 				}

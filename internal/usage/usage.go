@@ -56,13 +56,13 @@ func Sub(ctx context.Context) (context.Context, *Meter) {
 	return Under(ctx, parent)
 }
 
-// Under returns a context whose reports count under a new meter, under
-// parent, and that meter: one allocation for both.
 // Attach makes m, a zero Meter held in a struct of the caller's, count
 // under parent as one from New would: a context that carries a Meter among
 // other fields saves the Meter's allocation.
 func (m *Meter) Attach(parent *Meter) { m.parent = parent }
 
+// Under returns a context whose reports count under a new meter, under
+// parent, and that meter: one allocation for both.
 func Under(ctx context.Context, parent *Meter) (context.Context, *Meter) {
 	c := &meterCtx{Context: ctx}
 	c.m.parent = parent

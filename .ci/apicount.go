@@ -25,8 +25,8 @@ import (
 // budgets are the most names a package may export; total bounds the
 // packages counted together.
 var (
-	budgets = map[string]int{"retry": 77, "core": 37, "llmhttp": 30}
-	total   = 262
+	budgets = map[string]int{"retry": 77, "core": 38, "llmhttp": 30}
+	total   = 263
 	apart   = map[string]bool{"chaos": true}
 )
 

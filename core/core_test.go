@@ -11,7 +11,6 @@ import (
 	"go.uber.org/goleak"
 
 	"github.com/steadfast-go/steadfast/core"
-	"github.com/steadfast-go/steadfast/internal/chain"
 )
 
 func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
@@ -158,15 +157,15 @@ func TestFindFollowsUnwrap(t *testing.T) {
 	if core.IsIdempotent(unsafeWrapper{wrapper{inner}}) {
 		t.Error("IsIdempotent stopped past a decorator that answers itself")
 	}
-	if n, ok := chain.Find[core.Named, core.Runnable](r); !ok {
+	if n, ok := core.Find[core.Named](r); !ok {
 		t.Error("Find[Named](wrapped) ok = false, want the inner Runnable")
 	} else if _, isInner := n.(namedIdem); !isInner {
 		t.Errorf("Find[Named](wrapped) = %T, want the inner namedIdem", n)
 	}
-	if _, ok := chain.Find[core.Named, core.Runnable](wrapper{core.RunnableFunc(nil)}); ok {
+	if _, ok := core.Find[core.Named](wrapper{core.RunnableFunc(nil)}); ok {
 		t.Error("Find[Named] found a name where no Runnable of the chain has one")
 	}
-	if _, ok := chain.Find[core.Named, core.Runnable](nil); ok {
+	if _, ok := core.Find[core.Named](nil); ok {
 		t.Error("Find[Named](nil) ok = true, want false")
 	}
 }

@@ -102,3 +102,15 @@ func ExampleNameOf() {
 	fmt.Println(core.NameOf(r))
 	// Output: search
 }
+
+func ExampleFind() {
+	r := limiter{search{}} // a decorator over a search tool
+	if s, ok := core.Find[search](r); ok {
+		fmt.Println("found", s.Name())
+	}
+	_, ok := core.Find[limiter](search{})
+	fmt.Println(ok)
+	// Output:
+	// found search
+	// false
+}

@@ -5,15 +5,11 @@
 //
 // Beside the contract it holds what every decorator shares: call options,
 // Chain, a call's State, and the questions a chain answers through its
-// decorators (NameOf, IsIdempotent, Resumer). It depends on the standard
+// decorators (Find, NameOf, IsIdempotent, Resumer). It depends on the standard
 // library only, with no OpenTelemetry.
 package core
 
-import (
-	"context"
-
-	"github.com/steadfast-go/steadfast/internal/chain"
-)
+import "context"
 
 // Runnable is a unit of work that can be invoked once, on a batch of inputs,
 // or as a stream of chunks.
@@ -56,7 +52,7 @@ type Idempotency interface {
 // true only when every candidate is) implements that method itself, and
 // the lookup stops there.
 func NameOf(r Runnable) string {
-	if n, ok := chain.Find[Named, Runnable](r); ok {
+	if n, ok := Find[Named](r); ok {
 		return n.Name()
 	}
 	return ""
@@ -66,6 +62,6 @@ func NameOf(r Runnable) string {
 // (see NameOf) that implements Idempotency, else true: a Runnable that
 // does not say is presumed safe to repeat.
 func IsIdempotent(r Runnable) bool {
-	i, ok := chain.Find[Idempotency, Runnable](r)
+	i, ok := Find[Idempotency](r)
 	return !ok || i.Idempotent()
 }

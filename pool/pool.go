@@ -59,7 +59,6 @@ import (
 
 	"github.com/steadfast-go/steadfast/core"
 	"github.com/steadfast-go/steadfast/internal/callspan"
-	"github.com/steadfast-go/steadfast/internal/chain"
 	"github.com/steadfast-go/steadfast/internal/pace"
 	"github.com/steadfast-go/steadfast/internal/version"
 	"github.com/steadfast-go/steadfast/llmhttp"
@@ -255,7 +254,7 @@ func (r *Runnable) add(deployments []Deployment) error {
 			d.Weight = 1
 		}
 		dep := &deployment{Deployment: d, index: i, attrs: callspan.Attributes(d.Runnable)}
-		if src, ok := chain.Find[llmhttp.RateLimited, core.Runnable](d.Runnable); ok {
+		if src, ok := core.Find[llmhttp.RateLimited](d.Runnable); ok {
 			dep.pace = pace.New(src)
 		}
 		r.deps = append(r.deps, dep)

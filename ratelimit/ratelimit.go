@@ -42,7 +42,6 @@ import (
 	"golang.org/x/time/rate"
 
 	"github.com/steadfast-go/steadfast/core"
-	"github.com/steadfast-go/steadfast/internal/chain"
 	"github.com/steadfast-go/steadfast/internal/pace"
 	"github.com/steadfast-go/steadfast/internal/room"
 	"github.com/steadfast-go/steadfast/internal/streams"
@@ -97,7 +96,7 @@ func newRunnable(fn string, inner core.Runnable, b Backend, opts []Option) (*Run
 		}
 	}
 	r := &Runnable{inner: inner, b: b, maxWait: rate.InfDuration, cost: c.cost, usage: c.usage}
-	if src, ok := chain.Find[llmhttp.RateLimited, core.Runnable](inner); ok {
+	if src, ok := core.Find[llmhttp.RateLimited](inner); ok {
 		r.pace, r.src = pace.New(src), src
 		r.shared, _ = b.(SharedHeaders)
 	}

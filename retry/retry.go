@@ -12,7 +12,6 @@ import (
 	"github.com/steadfast-go/steadfast/core"
 	"github.com/steadfast-go/steadfast/internal/budget"
 	"github.com/steadfast-go/steadfast/internal/callspan"
-	"github.com/steadfast-go/steadfast/internal/chain"
 )
 
 // RetryRunnable wraps a core.Runnable and retries its transient failures with
@@ -156,7 +155,7 @@ func configure(cfg RetryConfig, opts []Option) (*RetryRunnable, error) {
 func (r *RetryRunnable) bind(inner core.Runnable) {
 	r.inner = inner
 	r.name = core.NameOf(inner)
-	r.idem, _ = chain.Find[core.Idempotency, core.Runnable](inner)
+	r.idem, _ = core.Find[core.Idempotency](inner)
 	r.callAttrs = callspan.Attributes(inner)
 	if resumer, ok := inner.(core.Resumer); ok && resumer.CanResume(context.Background()) {
 		r.resumer = resumer

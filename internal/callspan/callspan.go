@@ -9,7 +9,6 @@ import (
 	"go.opentelemetry.io/otel/trace"
 
 	"github.com/steadfast-go/steadfast/core"
-	"github.com/steadfast-go/steadfast/internal/chain"
 )
 
 // Span is a call's span.
@@ -61,7 +60,7 @@ func (s *Span) EndIfUnwinding() {
 // the GenAI conventions' gen_ai.provider.name and gen_ai.request.model),
 // through any decorators that wrap it, or nil.
 func Attributes(r core.Runnable) []attribute.KeyValue {
-	if ca, ok := chain.Find[interface{ CallAttributes() []attribute.KeyValue }, core.Runnable](r); ok {
+	if ca, ok := core.Find[interface{ CallAttributes() []attribute.KeyValue }](r); ok {
 		return ca.CallAttributes()
 	}
 	return nil

@@ -114,3 +114,28 @@ func ExampleFind() {
 	// found search
 	// false
 }
+
+// A Batch of one's own that calls each input apart gives input i the
+// context a decorator above asked for (the retry layer's counts each
+// input's tokens under it).
+func ExampleItemContextKey() {
+	batch := func(ctx context.Context, inputs []any, call func(context.Context, any) any) []any {
+		item, _ := ctx.Value(core.ItemContextKey).(func(context.Context, int) context.Context)
+		outs := make([]any, len(inputs))
+		for i, in := range inputs {
+			ictx := ctx
+			if item != nil {
+				ictx = item(ctx, i)
+			}
+			outs[i] = call(ictx, in)
+		}
+		return outs
+	}
+	type tag struct{}
+	ctx := context.WithValue(context.Background(), core.ItemContextKey,
+		func(ctx context.Context, i int) context.Context { return context.WithValue(ctx, tag{}, i) })
+	fmt.Println(batch(ctx, []any{"a", "b"}, func(ctx context.Context, in any) any {
+		return fmt.Sprint(in, ctx.Value(tag{}))
+	}))
+	// Output: [a0 b1]
+}

@@ -3,8 +3,6 @@ package core
 import (
 	"context"
 	"sync"
-
-	"github.com/steadfast-go/steadfast/internal/usage"
 )
 
 // RunnableFunc adapts a function to a Runnable. Invoke calls the function;
@@ -30,7 +28,7 @@ func (f RunnableFunc) Batch(ctx context.Context, inputs []any, opts ...Option) (
 		limit = len(inputs)
 	}
 	sem := make(chan struct{}, max(limit, 1))
-	items := usage.ItemsOf(ctx) // each input's tokens, when a retry layer counts them
+	item, _ := ctx.Value(ItemContextKey).(func(context.Context, int) context.Context)
 	var wg sync.WaitGroup
 	for i, in := range inputs {
 		sem <- struct{}{}
@@ -41,7 +39,11 @@ func (f RunnableFunc) Batch(ctx context.Context, inputs []any, opts ...Option) (
 					errs[i] = newPanicError(v)
 				}
 			}()
-			outs[i], errs[i] = f(items.Item(ctx, i), in, opts...)
+			ictx := ctx
+			if item != nil {
+				ictx = item(ctx, i)
+			}
+			outs[i], errs[i] = f(ictx, in, opts...)
 		})
 	}
 	wg.Wait()
@@ -52,6 +54,14 @@ func (f RunnableFunc) Batch(ctx context.Context, inputs []any, opts ...Option) (
 	}
 	return outs, nil
 }
+
+// ItemContextKey is the context key of a Batch's item contexts: its value,
+// a func(ctx context.Context, i int) context.Context set by a decorator
+// above, returns the context to call input i with. The retry layer sets it
+// to count each input's tokens on its own; a Batch that calls each input
+// apart, as RunnableFunc's does, gives input i the context it returns.
+// A context of one's own answers it with nil to hide an outer Batch's.
+var ItemContextKey = &contextKey{"batch item"}
 
 // Stream returns a channel that yields f's result, or its error, as a single
 // value and is then closed. f runs in a goroutine that ends when the value is

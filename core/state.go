@@ -6,8 +6,6 @@ import (
 	"fmt"
 	"sync"
 	"sync/atomic"
-
-	"github.com/steadfast-go/steadfast/internal/ctxkey"
 )
 
 // State is what the decorators of one logical call remember about it
@@ -76,17 +74,30 @@ func NewStateKey[T any](name string) *StateKey[T] {
 	return &StateKey[T]{name: name}
 }
 
+// StateContextKey is the context key of a call's *State, as net/http's
+// ServerContextKey is of a request's server: WithState sets it and
+// StateFrom reads it. A Context of one's own that starts calls may answer
+// it from its own fields, as the retry layer's attempt contexts do, so
+// that giving a call a State costs no allocation.
+var StateContextKey = &contextKey{"state"}
+
+// contextKey is the type of core's context keys: a pointer, so each is
+// unique, with a name for debugging.
+type contextKey struct{ name string }
+
+func (k *contextKey) String() string { return "steadfast/core " + k.name + " context key" }
+
 // WithState returns a context carrying s as the State of the calls made
 // with it: a retry layer called with it uses s rather than a State of its
 // own. It is how a State read back with UnmarshalJSON reaches a Resume.
 func WithState(ctx context.Context, s *State) context.Context {
-	return context.WithValue(ctx, ctxkey.State{}, s)
+	return context.WithValue(ctx, StateContextKey, s)
 }
 
 // StateFrom returns the State of the call ctx belongs to, or nil outside
 // a call.
 func StateFrom(ctx context.Context) *State {
-	s, _ := ctx.Value(ctxkey.State{}).(*State)
+	s, _ := ctx.Value(StateContextKey).(*State)
 	return s
 }
 

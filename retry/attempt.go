@@ -8,7 +8,6 @@ import (
 	"sync/atomic"
 
 	"github.com/steadfast-go/steadfast/core"
-	"github.com/steadfast-go/steadfast/internal/ctxkey"
 	"github.com/steadfast-go/steadfast/internal/usage"
 )
 
@@ -100,9 +99,9 @@ func (c *attemptCtx) Value(key any) any {
 		return c
 	case continuationKey{}:
 		return nil // the call's own: calls nested in its attempts start afresh
-	case usage.ItemsKey{}:
+	case core.ItemContextKey:
 		return nil // an outer Batch's items are not this attempt's: its own are above it
-	case ctxkey.State{}:
+	case core.StateContextKey:
 		if s := c.root.Context.Value(key); s != nil {
 			return s // the call's context had one: the call keeps it
 		}

@@ -283,7 +283,7 @@ func (b *batchCall) send(ctx context.Context, n int) (attempt, []any, error) {
 		for i := range a.items {
 			a.items[i] = usage.New(a.meter)
 		}
-		a.ctx = context.WithValue(a.ctx, usage.ItemsKey{}, a.items)
+		a.ctx = context.WithValue(a.ctx, core.ItemContextKey, a.items.Item)
 	}
 	outs, err := c.r.inner.Batch(a.ctx, sub, b.opts...)
 	return a, outs, a.result(ctx, err)

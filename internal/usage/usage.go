@@ -134,20 +134,11 @@ func (m *Meter) Totals() (input, output, discarded int64, reported bool) {
 	return m.input, m.output, m.discarded, m.reported
 }
 
-// ItemsKey is the context key of a Batch attempt's Items.
-type ItemsKey struct{}
-
 // Items are the meters of a Batch attempt's inputs, by position: a Batch
 // that calls each input on its own (core.RunnableFunc's) reports each
-// input's tokens under its meter, so that each item counts its own.
+// input's tokens under its meter, so that each item counts its own. The
+// retry layer hands Item to such a Batch under core.ItemContextKey.
 type Items []*Meter
-
-// ItemsOf returns the Items of ctx, nil when its Batch's items are not
-// metered each.
-func ItemsOf(ctx context.Context) Items {
-	items, _ := ctx.Value(ItemsKey{}).(Items)
-	return items
-}
 
 // Item returns the context of input i of a Batch whose item meters are
 // items: under its own meter, when it has one.

@@ -11,7 +11,7 @@ import (
 	"time"
 
 	"github.com/redis/go-redis/v9"
-	"github.com/steadfast-go/steadfast/internal/budget"
+	"github.com/steadfast-go/steadfast/budget"
 )
 
 // The fleet's counts are kept in slots of a tenth of a second, summed over

@@ -19,9 +19,9 @@ import (
 	mnoop "go.opentelemetry.io/otel/metric/noop"
 	tnoop "go.opentelemetry.io/otel/trace/noop"
 
+	"github.com/steadfast-go/steadfast/budget"
 	"github.com/steadfast-go/steadfast/core"
 	"github.com/steadfast-go/steadfast/fleet"
-	"github.com/steadfast-go/steadfast/internal/budget"
 	"github.com/steadfast-go/steadfast/ratelimit"
 	"github.com/steadfast-go/steadfast/retry"
 )

@@ -8,8 +8,8 @@ import (
 	"testing/synctest"
 	"time"
 
+	"github.com/steadfast-go/steadfast/budget"
 	"github.com/steadfast-go/steadfast/core"
-	"github.com/steadfast-go/steadfast/internal/budget"
 	"github.com/steadfast-go/steadfast/internal/mock"
 	"github.com/steadfast-go/steadfast/retry"
 )

@@ -7,7 +7,7 @@ import (
 	"sync/atomic"
 	"time"
 
-	"github.com/steadfast-go/steadfast/internal/budget"
+	"github.com/steadfast-go/steadfast/budget"
 )
 
 // Budget paces and refuses retries, from the recent results of the

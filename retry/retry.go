@@ -9,8 +9,8 @@ import (
 
 	"go.opentelemetry.io/otel/attribute"
 
+	"github.com/steadfast-go/steadfast/budget"
 	"github.com/steadfast-go/steadfast/core"
-	"github.com/steadfast-go/steadfast/internal/budget"
 	"github.com/steadfast-go/steadfast/internal/callspan"
 )
 

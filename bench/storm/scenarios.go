@@ -4,7 +4,7 @@ import (
 	"time"
 
 	"github.com/steadfast-go/steadfast/bench"
-	"github.com/steadfast-go/steadfast/internal/budget"
+	"github.com/steadfast-go/steadfast/budget"
 	sfretry "github.com/steadfast-go/steadfast/retry"
 )
 

@@ -7,7 +7,7 @@ import (
 	"testing/synctest"
 	"time"
 
-	"github.com/steadfast-go/steadfast/internal/budget"
+	"github.com/steadfast-go/steadfast/budget"
 )
 
 func newAdaptive(t *testing.T, ratio, minRate float64, maxWait time.Duration) *budget.Adaptive {

@@ -1,7 +1,9 @@
-// Package budget holds the recommended retry budget's algorithm: the
-// in-process budget (Adaptive) that retry.RecommendedBudget returns, and
-// its arithmetic (Pacing), which the fleet module runs on a whole fleet's
-// counts.
+// Package budget holds the retry budget that retry.RecommendedBudget
+// returns, for a program that wants its own setting (Adaptive, a
+// retry.Budget and a Holder), and that budget's arithmetic (Pacing), for a
+// budget that counts attempts in a store shared by many processes, as the
+// fleet module's Budget does on Redis. retry's TokenBudget, gRPC's retry
+// throttling, stays in retry.
 package budget
 
 import (
@@ -377,11 +379,11 @@ func NewPacing(ratio, minPerSecond float64, maxWait time.Duration) (*Pacing, err
 func newPacing(fn string, ratio, minPerSecond float64, maxWait time.Duration) (*Pacing, error) {
 	switch {
 	case !(ratio > 0 && ratio <= 1):
-		return nil, fmt.Errorf("retry: %s: ratio is %v, must be in (0, 1]", fn, ratio)
+		return nil, fmt.Errorf("budget: %s: ratio is %v, must be in (0, 1]", fn, ratio)
 	case !(minPerSecond >= 0) || math.IsInf(minPerSecond, 0):
-		return nil, fmt.Errorf("retry: %s: minPerSecond is %v, must be finite and at least 0", fn, minPerSecond)
+		return nil, fmt.Errorf("budget: %s: minPerSecond is %v, must be finite and at least 0", fn, minPerSecond)
 	case maxWait <= 0:
-		return nil, fmt.Errorf("retry: %s: maxWait is %v, must be positive", fn, maxWait)
+		return nil, fmt.Errorf("budget: %s: maxWait is %v, must be positive", fn, maxWait)
 	}
 	now := time.Now()
 	return &Pacing{ratio: ratio, minRate: minPerSecond, maxWait: maxWait, tokens: 1, last: now, lastShare: 1, held: 1, heldLast: now}, nil

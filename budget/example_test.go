@@ -5,7 +5,7 @@ import (
 	"fmt"
 	"time"
 
-	"github.com/steadfast-go/steadfast/internal/budget"
+	"github.com/steadfast-go/steadfast/budget"
 )
 
 func ExampleNewAdaptive() {

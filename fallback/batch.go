@@ -6,6 +6,7 @@ import (
 
 	"github.com/steadfast-go/steadfast/core"
 	"github.com/steadfast-go/steadfast/internal/batchcheck"
+	"github.com/steadfast-go/steadfast/internal/callspan"
 )
 
 // Batch sends the batch to the first candidate, then only the items that
@@ -13,7 +14,7 @@ import (
 // merged by index. Items that finally failed have a *Error in the
 // returned *core.BatchError.
 func (r *Runnable) Batch(ctx context.Context, inputs []any, opts ...core.Option) ([]any, error) {
-	ctx, c := r.tel.begin(ctx, methodBatch)
+	ctx, c := r.tel.begin(ctx, callspan.Batch)
 	defer c.EndIfUnwinding()
 	b := batchCall{r: r, outs: make([]any, len(inputs)), fails: make([][]error, len(inputs))}
 	pending := make([]int, len(inputs))

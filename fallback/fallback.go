@@ -157,7 +157,7 @@ func (r *Runnable) newError(errs []error) *Error {
 // Invoke calls the candidates in order until one succeeds or the failure
 // of one says not to move on.
 func (r *Runnable) Invoke(ctx context.Context, input any, opts ...core.Option) (any, error) {
-	ctx, c := r.tel.begin(ctx, methodInvoke)
+	ctx, c := r.tel.begin(ctx, callspan.Invoke)
 	defer c.EndIfUnwinding()
 	var errs []error
 	for i, cand := range r.candidates {

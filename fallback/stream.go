@@ -6,6 +6,7 @@ import (
 	"fmt"
 
 	"github.com/steadfast-go/steadfast/core"
+	"github.com/steadfast-go/steadfast/internal/callspan"
 	"github.com/steadfast-go/steadfast/internal/panics"
 	"github.com/steadfast-go/steadfast/internal/streams"
 	"github.com/steadfast-go/steadfast/internal/usage"
@@ -28,7 +29,7 @@ var (
 // candidate serves, the *Error is returned, or is the stream's only value
 // once a stream was open.
 func (r *Runnable) Stream(ctx context.Context, input any, opts ...core.Option) (<-chan any, error) {
-	ctx, c := r.tel.begin(ctx, methodStream)
+	ctx, c := r.tel.begin(ctx, callspan.Stream)
 	s := &streamCall{r: r, c: c, input: input, opts: opts}
 	if err := s.start(ctx); err != nil {
 		return nil, err

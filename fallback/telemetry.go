@@ -3,7 +3,6 @@ package fallback
 import (
 	"context"
 	"errors"
-	"fmt"
 
 	"go.opentelemetry.io/otel/attribute"
 	"go.opentelemetry.io/otel/metric"
@@ -12,7 +11,6 @@ import (
 
 	"github.com/steadfast-go/steadfast/internal/callspan"
 	"github.com/steadfast-go/steadfast/internal/errproto"
-	"github.com/steadfast-go/steadfast/internal/version"
 )
 
 // ScopeName is the OpenTelemetry instrumentation scope of the tracer and
@@ -33,51 +31,33 @@ const (
 	attrMethod = attribute.Key("fallback.method")
 )
 
-type method uint8
-
-const (
-	methodInvoke method = iota
-	methodBatch
-	methodStream
-)
-
-func (m method) String() string { return [...]string{"invoke", "batch", "stream"}[m] }
-
-// telemetry is a Runnable's tracer and counter.
-type telemetry struct {
-	tracer   trace.Tracer
-	switches metric.Int64Counter
-}
+// telemetry is a Runnable's tracer and its counter of switches.
+type telemetry struct{ callspan.Telemetry }
 
 func newTelemetry(tp trace.TracerProvider, mp metric.MeterProvider) (telemetry, error) {
-	t := telemetry{tracer: version.Tracer(ScopeName, tp)}
-	var err error
-	t.switches, err = version.Meter(ScopeName, mp).Int64Counter("fallback.switches",
-		metric.WithDescription("Moves from a failed candidate to the next."), metric.WithUnit("{switch}"))
-	if err != nil {
-		return t, fmt.Errorf("fallback: metric fallback.switches: %w", err)
-	}
-	return t, nil
+	t, err := callspan.NewTelemetry("fallback", ScopeName, tp, mp, callspan.Counter{
+		Name: "switches", Description: "Moves from a failed candidate to the next.", Unit: "{switch}"})
+	return telemetry{t}, err
 }
 
 // call is one call's span and switches.
 type call struct {
 	callspan.Span
 	t        *telemetry
-	method   method
+	method   callspan.Method
 	switches int
 }
 
 // begin starts a call's span and returns the call and the span's context.
-func (t *telemetry) begin(ctx context.Context, m method) (context.Context, *call) {
-	ctx, span := t.tracer.Start(ctx, "fallback."+m.String())
-	return ctx, &call{Span: callspan.Span{Span: span}, t: t, method: m}
+func (t *telemetry) begin(ctx context.Context, m callspan.Method) (context.Context, *call) {
+	ctx, span := t.Begin(ctx, m)
+	return ctx, &call{Span: span, t: t, method: m}
 }
 
 // switched records a move away from candidate i.
 func (c *call) switched(ctx context.Context, i int, names []string, err error) {
 	c.switches++
-	c.t.switches.Add(ctx, 1, metric.WithAttributes(attrMethod.String(c.method.String()), attrFrom.Int(i)))
+	c.t.Counter.Add(ctx, 1, metric.WithAttributes(attrMethod.String(c.method.String()), attrFrom.Int(i)))
 	if c.IsRecording() {
 		c.AddEvent("fallback.switch", trace.WithAttributes(
 			attrFrom.Int(i), attrCandidateName.String(names[i]), semconv.ErrorTypeKey.String(errorType(err))))

@@ -12,6 +12,7 @@ import (
 	"go.opentelemetry.io/otel/trace"
 
 	"github.com/steadfast-go/steadfast/core"
+	"github.com/steadfast-go/steadfast/internal/callspan"
 	"github.com/steadfast-go/steadfast/internal/errproto"
 	"github.com/steadfast-go/steadfast/retry"
 )
@@ -205,7 +206,7 @@ func (r *Runnable) Invoke(ctx context.Context, input any, opts ...core.Option) (
 	if !r.hedged {
 		return r.targets[0].Invoke(ctx, input, opts...)
 	}
-	win, err := r.race(ctx, methodInvoke, r.invokeLt, func(ctx context.Context, t core.Runnable) answer {
+	win, err := r.race(ctx, callspan.Invoke, r.invokeLt, func(ctx context.Context, t core.Runnable) answer {
 		out, err := t.Invoke(ctx, input, opts...)
 		return answer{out: out, err: err}
 	})

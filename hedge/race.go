@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/steadfast-go/steadfast/core"
+	"github.com/steadfast-go/steadfast/internal/callspan"
 	"github.com/steadfast-go/steadfast/internal/panics"
 	"github.com/steadfast-go/steadfast/internal/usage"
 )
@@ -25,7 +26,7 @@ type answer struct {
 // race makes the attempts of one call, each do(ctx, target) on a goroutine
 // of its own, and returns the first success, or an *Error once every
 // attempt failed or the caller's context ended.
-func (r *Runnable) race(ctx context.Context, m method, w *window, do func(context.Context, core.Runnable) answer) (answer, error) {
+func (r *Runnable) race(ctx context.Context, m callspan.Method, w *window, do func(context.Context, core.Runnable) answer) (answer, error) {
 	start := time.Now()
 	ctx, c := r.tel.begin(ctx, m)
 	defer c.EndIfUnwinding()

@@ -6,6 +6,7 @@ import (
 	"fmt"
 
 	"github.com/steadfast-go/steadfast/core"
+	"github.com/steadfast-go/steadfast/internal/callspan"
 	"github.com/steadfast-go/steadfast/internal/panics"
 	"github.com/steadfast-go/steadfast/internal/streams"
 )
@@ -67,7 +68,7 @@ func (r *Runnable) forward(ctx context.Context, input any, opts []core.Option, o
 			streams.Send(ctx, out, panics.Recovered(v))
 		}
 	}()
-	win, err := r.race(ctx, methodStream, r.streamLt, func(ctx context.Context, t core.Runnable) answer {
+	win, err := r.race(ctx, callspan.Stream, r.streamLt, func(ctx context.Context, t core.Runnable) answer {
 		return firstChunk(ctx, t, input, opts)
 	})
 	if err != nil {

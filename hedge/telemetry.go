@@ -2,7 +2,6 @@ package hedge
 
 import (
 	"context"
-	"fmt"
 
 	"go.opentelemetry.io/otel/attribute"
 	"go.opentelemetry.io/otel/codes"
@@ -12,7 +11,6 @@ import (
 
 	"github.com/steadfast-go/steadfast/internal/callspan"
 	"github.com/steadfast-go/steadfast/internal/errproto"
-	"github.com/steadfast-go/steadfast/internal/version"
 )
 
 // ScopeName is the OpenTelemetry instrumentation scope of the tracer and
@@ -33,52 +31,36 @@ const (
 	attrMethod = attribute.Key("hedge.method")
 )
 
-type method uint8
-
-const (
-	methodInvoke method = iota
-	methodStream
-)
-
-func (m method) String() string { return [...]string{"invoke", "stream"}[m] }
-
-type telemetry struct {
-	tracer   trace.Tracer
-	attempts metric.Int64Counter
-}
+// telemetry is a Runnable's tracer and its counter of attempts.
+type telemetry struct{ callspan.Telemetry }
 
 func newTelemetry(tp trace.TracerProvider, mp metric.MeterProvider) (telemetry, error) {
-	t := telemetry{tracer: version.Tracer(ScopeName, tp)}
-	var err error
-	t.attempts, err = version.Meter(ScopeName, mp).Int64Counter("hedge.attempts",
-		metric.WithDescription("Attempts made by hedged calls, by whether their answer was taken."), metric.WithUnit("{attempt}"))
-	if err != nil {
-		return t, fmt.Errorf("hedge: metric hedge.attempts: %w", err)
-	}
-	return t, nil
+	t, err := callspan.NewTelemetry("hedge", ScopeName, tp, mp, callspan.Counter{
+		Name: "attempts", Description: "Attempts made by hedged calls, by whether their answer was taken.", Unit: "{attempt}"})
+	return telemetry{t}, err
 }
 
 // call is one hedged call's span.
 type call struct {
 	callspan.Span
 	t      *telemetry
-	method method
+	method callspan.Method
 }
 
-func (t *telemetry) begin(ctx context.Context, m method) (context.Context, *call) {
-	ctx, span := t.tracer.Start(ctx, "hedge."+m.String())
-	return ctx, &call{Span: callspan.Span{Span: span}, t: t, method: m}
+func (t *telemetry) begin(ctx context.Context, m callspan.Method) (context.Context, *call) {
+	ctx, span := t.Begin(ctx, m)
+	return ctx, &call{Span: span, t: t, method: m}
 }
 
 // attemptSpan starts attempt k's span.
 func (c *call) attemptSpan(ctx context.Context, k int) (context.Context, trace.Span) {
-	return c.t.tracer.Start(ctx, "hedge.attempt", trace.WithAttributes(attrIndex.Int(k), attrHedged.Bool(k > 0)))
+	return c.t.Tracer.Start(ctx, "hedge.attempt", trace.WithAttributes(attrIndex.Int(k), attrHedged.Bool(k > 0)))
 }
 
 // endAttempt ends an attempt's span and counts it. It runs on the
 // attempt's goroutine.
 func (c *call) endAttempt(ctx context.Context, span trace.Span, a answer) {
-	c.t.attempts.Add(ctx, 1, metric.WithAttributes(
+	c.t.Counter.Add(ctx, 1, metric.WithAttributes(
 		attrMethod.String(c.method.String()), attrWon.Bool(a.won), attrHedged.Bool(a.k > 0)))
 	span.SetAttributes(attrWon.Bool(a.won))
 	if a.err != nil {

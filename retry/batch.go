@@ -7,6 +7,7 @@ import (
 
 	"github.com/steadfast-go/steadfast/core"
 	"github.com/steadfast-go/steadfast/internal/batchcheck"
+	"github.com/steadfast-go/steadfast/internal/callspan"
 	"github.com/steadfast-go/steadfast/internal/usage"
 )
 
@@ -33,7 +34,7 @@ func (r *RetryRunnable) Batch(ctx context.Context, inputs []any, opts ...core.Op
 		errs:    make([]error, len(inputs)),
 		pending: make([]int, len(inputs)),
 	}
-	ctx = r.begin(ctx, &b.c, methodBatch, opts)
+	ctx = r.begin(ctx, &b.c, callspan.Batch, opts)
 	defer b.c.endIfUnwinding(ctx)
 	if len(b.c.cfg.MaxRetriesByClass) > 0 {
 		b.tallies = make([]classTally, len(inputs))

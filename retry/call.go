@@ -11,6 +11,7 @@ import (
 	"go.opentelemetry.io/otel/trace"
 
 	"github.com/steadfast-go/steadfast/core"
+	"github.com/steadfast-go/steadfast/internal/callspan"
 	"github.com/steadfast-go/steadfast/internal/errproto"
 	"github.com/steadfast-go/steadfast/internal/room"
 	"github.com/steadfast-go/steadfast/internal/usage"
@@ -23,7 +24,7 @@ type call struct {
 	r           *RetryRunnable
 	cfg         *RetryConfig
 	operation   string
-	method      method
+	method      callspan.Method
 	maxAttempts int
 	first       *attemptCtx // the first attempt's context, root of the InvocationID
 	span        trace.Span  // the call span; nil when tracing is off
@@ -72,7 +73,7 @@ type call struct {
 // begin starts call c, which is zero, and returns the context of its call
 // span. Its fields are set one by one: a composite literal would be built
 // and copied, 240 bytes, on every call's hot path.
-func (r *RetryRunnable) begin(ctx context.Context, c *call, m method, opts []core.Option) context.Context {
+func (r *RetryRunnable) begin(ctx context.Context, c *call, m callspan.Method, opts []core.Option) context.Context {
 	op := core.OperationFrom(opts...)
 	if op == "" {
 		op = r.name
@@ -88,7 +89,7 @@ func (r *RetryRunnable) begin(ctx context.Context, c *call, m method, opts []cor
 			// Attributes are set at the end, in one call, from prebuilt
 			// slices: cheaper than start options, and nothing is built
 			// when the span does not record.
-			ctx, c.span = r.tel.tracer.Start(ctx, m.spanName())
+			ctx, c.span = r.tel.tracer.Start(ctx, methodSpanNames[m])
 			c.recording = c.span.IsRecording()
 		}
 	}

@@ -4,6 +4,7 @@ import (
 	"context"
 
 	"github.com/steadfast-go/steadfast/core"
+	"github.com/steadfast-go/steadfast/internal/callspan"
 )
 
 // Invoke calls the inner Runnable's Invoke until it succeeds, fails with an
@@ -12,7 +13,7 @@ import (
 // goroutine; each backoff uses one timer, stopped on return.
 func (r *RetryRunnable) Invoke(ctx context.Context, input any, opts ...core.Option) (any, error) {
 	var c call
-	ctx = r.begin(ctx, &c, methodInvoke, opts)
+	ctx = r.begin(ctx, &c, callspan.Invoke, opts)
 	defer c.endIfUnwinding(ctx)
 	if e := c.spent(); e != nil {
 		c.fail(ctx, e)

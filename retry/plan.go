@@ -3,6 +3,8 @@ package retry
 import (
 	"context"
 	"time"
+
+	"github.com/steadfast-go/steadfast/internal/callspan"
 )
 
 // decision is what follows a failed attempt: a backoff, or the outcome that
@@ -145,7 +147,7 @@ func (c *call) schedule(ctx context.Context, n int, d decision, fs []failure, ag
 // meets the return. Waiting in the hold, it goes when the hold lets it,
 // at the rate the hold allows, which bounds the load it adds.
 func (c *call) holdsRefused(ctx context.Context) bool {
-	if c.r.adaptive == nil || c.method == methodBatch || !c.r.adaptive.Holding() {
+	if c.r.adaptive == nil || c.method == callspan.Batch || !c.r.adaptive.Holding() {
 		return false
 	}
 	_, ok := ctx.Deadline()

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/steadfast-go/steadfast/core"
+	"github.com/steadfast-go/steadfast/internal/callspan"
 	"github.com/steadfast-go/steadfast/internal/panics"
 	"github.com/steadfast-go/steadfast/internal/streams"
 )
@@ -71,7 +72,7 @@ func (r *RetryRunnable) CanResume(ctx context.Context) bool {
 // open is a Resume.
 func (r *RetryRunnable) stream(ctx context.Context, input any, opts []core.Option, resume bool, open func(context.Context, any) (<-chan any, error)) (<-chan any, error) {
 	s := &streamCall{input: input, opts: opts, open: open, resume: resume}
-	ctx = r.begin(ctx, &s.c, methodStream, opts)
+	ctx = r.begin(ctx, &s.c, callspan.Stream, opts)
 	if e := s.start(ctx); e != nil {
 		return nil, e
 	}

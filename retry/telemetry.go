@@ -13,6 +13,7 @@ import (
 	"go.opentelemetry.io/otel/trace"
 	tnoop "go.opentelemetry.io/otel/trace/noop"
 
+	"github.com/steadfast-go/steadfast/internal/callspan"
 	"github.com/steadfast-go/steadfast/internal/version"
 )
 
@@ -51,7 +52,7 @@ const (
 // attrErrorType is semconv's error.type.
 const attrErrorType = semconv.ErrorTypeKey
 
-// Span and event names; the call spans' are method.spanName.
+// Span and event names; the call spans' are callspan.Method.spanName.
 const (
 	spanAttempt  = "retry.attempt"
 	eventBackoff = "retry.backoff"
@@ -71,9 +72,9 @@ type telemetry struct {
 	tokens        metric.Int64Counter
 	attrs         sync.Map // opKey → *opAttrs, at most maxCachedOps entries
 	cachedOps     atomic.Int64
-	// recent holds, per method, the opAttrs used last: most RetryRunnables
+	// recent holds, per callspan.Method, the opAttrs used last: most RetryRunnables
 	// serve one operation, and comparing a key costs less than hashing it.
-	recent [methodCount]atomic.Pointer[opAttrs]
+	recent [callspan.Methods]atomic.Pointer[opAttrs]
 }
 
 func newTelemetry(o *options) (*telemetry, error) {
@@ -134,7 +135,7 @@ const maxCachedOps = 1024
 
 type opKey struct {
 	operation  string
-	method     method
+	method     callspan.Method
 	maxRetries int
 }
 
@@ -152,7 +153,7 @@ type opAttrs struct {
 	recordOK   []metric.RecordOption
 }
 
-func (t *telemetry) opAttrs(operation string, m method, maxRetries int) *opAttrs {
+func (t *telemetry) opAttrs(operation string, m callspan.Method, maxRetries int) *opAttrs {
 	key := opKey{operation, m, maxRetries}
 	recent := &t.recent[m]
 	if a := recent.Load(); a != nil && a.key == key {

@@ -1,26 +1,9 @@
 package retry
 
-// method is the RetryRunnable method a call was made through: the closed
-// set of values of the retry.method attribute.
-type method uint8
+import "github.com/steadfast-go/steadfast/internal/callspan"
 
-const (
-	methodInvoke method = iota
-	methodBatch
-	methodStream
-	methodCount // the number of methods
-)
-
-var (
-	methodNames     = [methodCount]string{"invoke", "batch", "stream"}
-	methodSpanNames = [methodCount]string{"retry.invoke", "retry.batch", "retry.stream"}
-)
-
-// String returns the method's retry.method value.
-func (m method) String() string { return methodNames[m] }
-
-// spanName returns the name of the method's call span.
-func (m method) spanName() string { return methodSpanNames[m] }
+// methodSpanNames are the names of each method's call span.
+var methodSpanNames = [callspan.Methods]string{"retry.invoke", "retry.batch", "retry.stream"}
 
 // BackoffSource says where a backoff's delay came from. Its values are
 // those of the retry.backoff.source attribute.

@@ -51,11 +51,11 @@ type attemptRecord struct {
 	success bool
 }
 
-func (b *recordingBudget) ReserveRetry(context.Context, time.Duration) (time.Duration, bool) {
+func (b *recordingBudget) ReserveRetry(context.Context, time.Duration) core.Reservation {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	b.reserved++
-	return 0, true
+	return core.Reservation{OK: true}
 }
 
 func (b *recordingBudget) RecordAttempt(_ context.Context, n int, success bool) {

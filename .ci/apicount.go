@@ -25,8 +25,8 @@ import (
 // budgets are the most names a package may export; total bounds the
 // packages counted together.
 var (
-	budgets = map[string]int{"retry": 77, "core": 40, "llmhttp": 30}
-	total   = 277
+	budgets = map[string]int{"retry": 77, "core": 41, "llmhttp": 30}
+	total   = 278
 	apart   = map[string]bool{"chaos": true}
 )
 

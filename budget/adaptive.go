@@ -14,6 +14,8 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
+
+	"github.com/steadfast-go/steadfast/core"
 )
 
 // Adaptive paces retries by what they achieve, and holds first
@@ -184,18 +186,32 @@ func (b *Adaptive) tick(decide bool) {
 	}
 }
 
-// ReserveRetry takes a retry's token: the wait until it is due, or false
-// when that would be longer than maxWait or the budget's own.
-func (b *Adaptive) ReserveRetry(_ context.Context, maxWait time.Duration) (time.Duration, bool) {
+// ReserveRetry takes a retry's token: the wait until it is due, or a
+// refusal when that would be longer than maxWait or the budget's own. Its
+// Cancel gives the token back.
+func (b *Adaptive) ReserveRetry(_ context.Context, maxWait time.Duration) core.Reservation {
 	now := time.Now()
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	rate, hold := b.rates(now)
-	wait, ok := b.pace.Reserve(now, rate, maxWait)
-	if ok && hold > 0 {
+	res := b.pace.Reserve(now, rate, maxWait)
+	if !res.OK {
+		return res
+	}
+	charged := hold > 0
+	if charged {
 		b.pace.charge(now, hold)
 	}
-	return wait, ok
+	giveBack := res.Cancel
+	res.Cancel = func() {
+		b.mu.Lock()
+		defer b.mu.Unlock()
+		giveBack()
+		if charged {
+			b.pace.held++
+		}
+	}
+	return res
 }
 
 // HoldFirst answers how long a call's first attempt, held for held so
@@ -422,8 +438,10 @@ func (p *Pacing) share(n, ok int64, presume float64) float64 {
 
 // Reserve adds the tokens earned at rate since its last call (the bucket
 // holds at most burstSpan, a hundredth of a second, of them, and at least
-// one) and takes one: the wait until it is due, or false, taking nothing,
-// when that would be longer than the setting's maxWait.
+// one) and takes one: the wait until it is due, or a refusal, taking
+// nothing, when that would be longer than the setting's maxWait. Its
+// Cancel gives the token back; call it as Reserve is called, serialized
+// with the Pacing's other calls.
 //
 // A maxWait shorter than the wait and than the setting's, but positive,
 // is the part of the caller's deadline the retry may spend waiting: the
@@ -437,29 +455,32 @@ func (p *Pacing) share(n, ok int64, presume float64) float64 {
 // retries over the time they have, where going now would bunch them just
 // after the failures they follow. A maxWait of 0 (a hedge's) never
 // borrows.
-func (p *Pacing) Reserve(now time.Time, rate float64, maxWait time.Duration) (time.Duration, bool) {
+func (p *Pacing) Reserve(now time.Time, rate float64, maxWait time.Duration) core.Reservation {
 	rate = max(rate, minRate)
 	burst := max(rate*burstSpan.Seconds(), 1)
 	p.tokens = min(p.tokens+rate*now.Sub(p.last).Seconds(), burst)
 	p.last = now
 	if p.tokens >= 1 {
-		p.tokens--
-		return 0, true
+		return p.take(0, 1)
 	}
 	wait := time.Duration((1 - p.tokens) / rate * float64(time.Second))
 	limit := min(maxWait, p.maxWait)
 	switch {
 	case wait <= limit:
-		p.tokens--
-		return wait, true
+		return p.take(wait, 1)
 	case maxWait < p.maxWait && maxWait > 0 && p.recent >= helpfulShare:
 		// The debt is bounded by what the pace repays within its maxWait,
 		// so that calls without a deadline are paced, not refused, once
 		// the deadlines' retries stop.
-		p.tokens = max(p.tokens-1, 1-rate*p.maxWait.Seconds())
-		return limit, true
+		return p.take(limit, p.tokens-max(p.tokens-1, 1-rate*p.maxWait.Seconds()))
 	}
-	return 0, false
+	return core.Reservation{}
+}
+
+// take takes n tokens for a retry that goes after delay.
+func (p *Pacing) take(delay time.Duration, n float64) core.Reservation {
+	p.tokens -= n
+	return core.Reservation{Delay: delay, OK: true, Cancel: func() { p.tokens += n }}
 }
 
 // helpfulShare is the success share of recent retries at which a retry the

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/steadfast-go/steadfast/budget"
+	"github.com/steadfast-go/steadfast/core"
 )
 
 func newAdaptive(t *testing.T, ratio, minRate float64, maxWait time.Duration) *budget.Adaptive {
@@ -82,18 +83,37 @@ func TestAdaptiveRemembersUntilRetriesSpeak(t *testing.T) {
 	})
 }
 
+// A turn given back (Cancel) is the next retry's: with every token
+// reserved, a cancelled wait lets the next retry go in its place, not
+// after it.
+func TestAdaptiveCancelGivesTheTurnBack(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		ctx := t.Context()
+		b := newAdaptive(t, 1, 10, 500*time.Millisecond) // 10 retries/s, a bucket of 1
+		b.ReserveRetry(ctx, time.Hour)                   // the bucket's one token
+		res := b.ReserveRetry(ctx, time.Hour)
+		if !res.OK || res.Delay != 100*time.Millisecond || res.Cancel == nil {
+			t.Fatalf("second ReserveRetry() = %+v, want a 100ms wait that can be cancelled", res)
+		}
+		res.Cancel()
+		if next := b.ReserveRetry(ctx, time.Hour); next.Delay != 100*time.Millisecond {
+			t.Errorf("after the cancel, the next retry waits %v, want the cancelled one's 100ms", next.Delay)
+		}
+	})
+}
+
 // A retry past the bucket's tokens waits its turn, up to maxWait; beyond
 // it, it is refused.
 func TestAdaptivePacesThenRefuses(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		ctx := t.Context()
 		b := newAdaptive(t, 1, 10, 500*time.Millisecond) // a quiet client: 10 retries/s, a bucket of 1
-		if wait, ok := b.ReserveRetry(ctx, time.Hour); !ok || wait != 0 {
+		if wait, ok := turn(b.ReserveRetry(ctx, time.Hour)); !ok || wait != 0 {
 			t.Fatalf("first ReserveRetry() = %v, %v, want at once", wait, ok)
 		}
 		var waits []time.Duration
 		for {
-			wait, ok := b.ReserveRetry(ctx, time.Hour)
+			wait, ok := turn(b.ReserveRetry(ctx, time.Hour))
 			if !ok {
 				break
 			}
@@ -142,7 +162,7 @@ func TestNewAdaptiveRejectsBadArguments(t *testing.T) {
 
 // allowNow asks b for a retry that may not wait.
 func allowNow(b *budget.Adaptive, ctx context.Context) bool {
-	_, ok := b.ReserveRetry(ctx, 0)
+	_, ok := turn(b.ReserveRetry(ctx, 0))
 	return ok
 }
 
@@ -170,11 +190,11 @@ func TestPacingUnderADeadline(t *testing.T) {
 		}
 		rate := p.Rate(0, 20, good, time.Second) // 2 a second: the floor
 		p.Reserve(now, rate, time.Hour)          // the one token
-		wait, ok := p.Reserve(now, rate, tc.maxWait)
+		wait, ok := turn(p.Reserve(now, rate, tc.maxWait))
 		if want := map[bool]time.Duration{true: tc.maxWait}[tc.want]; ok != tc.want || wait != want {
 			t.Errorf("%s: Reserve = %v, %v; want %v after %v, the most the deadline lets it wait", name, wait, ok, tc.want, want)
 		}
-		if wait, ok := p.Reserve(now, rate, time.Hour); !ok || wait <= 500*time.Millisecond && tc.want {
+		if wait, ok := turn(p.Reserve(now, rate, time.Hour)); !ok || wait <= 500*time.Millisecond && tc.want {
 			t.Errorf("%s: the next retry waits %v, %v; want longer than 500ms after a borrow", name, wait, ok)
 		}
 	}
@@ -254,3 +274,6 @@ func TestHeldCallsDrainWhenTheHoldEnds(t *testing.T) {
 		}
 	})
 }
+
+// turn is a budget's reservation as its delay and whether it is OK.
+func turn(res core.Reservation) (time.Duration, bool) { return res.Delay, res.OK }

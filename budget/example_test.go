@@ -3,6 +3,7 @@ package budget_test
 import (
 	"context"
 	"fmt"
+	"math"
 	"time"
 
 	"github.com/steadfast-go/steadfast/budget"
@@ -17,13 +18,15 @@ func ExampleNewAdaptive() {
 	for range 200 { // a herd: 200 first attempts at once, read as come in a tenth of a second
 		b.RecordAttempt(ctx, 1, true)
 	}
-	fmt.Printf("%.0f retries/s while retries work\n", b.Rate())
+	// About: the herd is read as come over the tenth of a second since
+	// the budget was made, or over the time this took, if longer.
+	fmt.Printf("about %.0f retries/s while retries work\n", math.Round(b.Rate()/100)*100)
 	for range 20 { // then 20 retries, none of which worked
 		b.RecordAttempt(ctx, 2, false)
 	}
 	fmt.Printf("%.0f retry/s when none works\n", b.Rate())
 	// Output:
-	// 1000 retries/s while retries work
+	// about 1000 retries/s while retries work
 	// 1 retry/s when none works
 }
 
@@ -62,7 +65,7 @@ func ExampleNewPacing() {
 	// 100 first attempts a second, no retry yet: up to 50 retries a second.
 	rate := p.Rate(100, 0, 0, time.Second)
 	now := time.Now()
-	wait, ok := p.Reserve(now, rate, time.Second)
-	fmt.Println(rate, wait, ok)
+	res := p.Reserve(now, rate, time.Second)
+	fmt.Println(rate, res.Delay, res.OK)
 	// Output: 50 0s true
 }

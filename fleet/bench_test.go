@@ -23,7 +23,7 @@ func BenchmarkLimiterReserve(b *testing.B) {
 	ctx := context.Background()
 	b.ReportAllocs()
 	for b.Loop() {
-		if _, ok, err := lim.Reserve(ctx, 1, 0); !ok || err != nil {
+		if _, ok, err := parts(lim.Reserve(ctx, 1, 0)); !ok || err != nil {
 			b.Fatal(ok, err)
 		}
 	}

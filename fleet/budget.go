@@ -12,6 +12,7 @@ import (
 
 	"github.com/redis/go-redis/v9"
 	"github.com/steadfast-go/steadfast/budget"
+	"github.com/steadfast-go/steadfast/core"
 )
 
 // The fleet's counts are kept in slots of a tenth of a second, summed over
@@ -151,13 +152,14 @@ func (b *Budget) HoldFirst(ctx context.Context, held time.Duration) (time.Durati
 	return b.local.HoldFirst(ctx, held)
 }
 
-// ReserveRetry takes a retry's token: the wait until it is due, or false
-// when that would be longer than maxWait or the setting's. One token
+// ReserveRetry takes a retry's token: the wait until it is due, or a
+// refusal when that would be longer than maxWait or the setting's; its
+// Cancel gives the token back. One token
 // bucket serves both ways of deciding: its rate is this process's part of
 // the fleet's, or, while Redis is unreachable, the in-process budget's, so
 // that the turns it has promised count across a Redis outage's both edges
 // instead of each side starting afresh.
-func (b *Budget) ReserveRetry(ctx context.Context, maxWait time.Duration) (time.Duration, bool) {
+func (b *Budget) ReserveRetry(ctx context.Context, maxWait time.Duration) core.Reservation {
 	now := time.Now()
 	var rate float64
 	down := b.h.down.Load()
@@ -170,7 +172,15 @@ func (b *Budget) ReserveRetry(ctx context.Context, maxWait time.Duration) (time.
 	if !down {
 		rate = b.rate()
 	}
-	return b.pace.Reserve(now, rate, maxWait)
+	res := b.pace.Reserve(now, rate, maxWait)
+	if giveBack := res.Cancel; giveBack != nil {
+		res.Cancel = func() {
+			b.mu.Lock()
+			defer b.mu.Unlock()
+			giveBack()
+		}
+	}
+	return res
 }
 
 // rate is this process's part of the fleet's rate, worked out from the

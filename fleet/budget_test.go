@@ -8,6 +8,7 @@ import (
 
 	"github.com/redis/go-redis/v9"
 
+	"github.com/steadfast-go/steadfast/core"
 	"github.com/steadfast-go/steadfast/fleet"
 	"github.com/steadfast-go/steadfast/retry"
 )
@@ -72,17 +73,17 @@ func TestBudgetLearnsFromTheFleet(t *testing.T) {
 	time.Sleep(50 * time.Millisecond) // a few exchanges
 	ctx := t.Context()
 	for _, b := range []*fleet.Budget{learning, alone} {
-		if _, ok := b.ReserveRetry(ctx, time.Hour); !ok {
+		if _, ok := turn(b.ReserveRetry(ctx, time.Hour)); !ok {
 			t.Fatal("the first retry, from a full bucket, was refused")
 		}
 	}
 	// Alone, 100 first attempts a second allow 50 retries a second: the
 	// next is 20 ms away. In the fleet, whose retries all fail, the floor
 	// of 1 a second is split between two replicas: 2 s, past the 1 s wait.
-	if wait, ok := alone.ReserveRetry(ctx, time.Hour); !ok || wait > 100*time.Millisecond {
+	if wait, ok := turn(alone.ReserveRetry(ctx, time.Hour)); !ok || wait > 100*time.Millisecond {
 		t.Errorf("alone: ReserveRetry() = %v, %v; want a short wait", wait, ok)
 	}
-	if wait, ok := learning.ReserveRetry(ctx, time.Hour); ok {
+	if wait, ok := turn(learning.ReserveRetry(ctx, time.Hour)); ok {
 		t.Errorf("in the failing fleet: ReserveRetry() = %v, true; want a refusal", wait)
 	}
 	if learning.Degraded() || alone.Degraded() {
@@ -111,7 +112,7 @@ func TestBudgetWithoutRedisDecidesLocally(t *testing.T) {
 
 // allowNow asks b for a retry that may not wait.
 func allowNow(b retry.Budget, ctx context.Context) bool {
-	_, ok := b.ReserveRetry(ctx, 0)
+	_, ok := turn(b.ReserveRetry(ctx, 0))
 	return ok
 }
 
@@ -152,3 +153,6 @@ func heldUntilAskedAgain(hold func() (time.Duration, bool)) bool {
 	}
 	return false
 }
+
+// turn is a budget's reservation as its delay and whether it is OK.
+func turn(res core.Reservation) (time.Duration, bool) { return res.Delay, res.OK }

@@ -6,6 +6,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/steadfast-go/steadfast/core"
 	"github.com/steadfast-go/steadfast/fleet"
 	"github.com/steadfast-go/steadfast/llmhttp"
 )
@@ -19,11 +20,16 @@ func saidAt(at time.Time, left, limit int64, reset time.Duration) llmhttp.RateLi
 // reserve is one call's ReserveHeaders, failing the test on an error.
 func reserve(t *testing.T, l *fleet.Limiter, limits llmhttp.RateLimits, tokens int) time.Duration {
 	t.Helper()
-	w, err := l.ReserveHeaders(t.Context(), limits, tokens)
+	res, err := l.ReserveHeaders(t.Context(), limits, tokens)
 	if err != nil {
 		t.Fatal(err)
 	}
-	return w
+	return res.Delay
+}
+
+// parts is a Reservation's delay and whether it is OK, with the error.
+func parts(res core.Reservation, err error) (time.Duration, bool, error) {
+	return res.Delay, res.OK, err
 }
 
 // Two replicas count against one answer together: of 3 left, the first

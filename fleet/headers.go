@@ -7,6 +7,7 @@ import (
 	"strconv"
 	"time"
 
+	"github.com/steadfast-go/steadfast/core"
 	"github.com/steadfast-go/steadfast/llmhttp"
 	"github.com/steadfast-go/steadfast/ratelimit"
 )
@@ -20,9 +21,9 @@ var _ ratelimit.SharedHeaders = (*Limiter)(nil)
 // says is left. It is one more round trip, bounded by WithTimeout; while
 // the Limiter decides locally (Redis away), it returns an error, and the
 // ratelimit decorator paces by this process's own count.
-func (l *Limiter) ReserveHeaders(ctx context.Context, limits llmhttp.RateLimits, tokens int) (time.Duration, error) {
+func (l *Limiter) ReserveHeaders(ctx context.Context, limits llmhttp.RateLimits, tokens int) (core.Reservation, error) {
 	if l.h.local() {
-		return 0, errDeciding
+		return core.Reservation{}, errDeciding
 	}
 	args := headerArgs(limits, tokens, time.Now())
 	args = append(args, "") // Redis's clock
@@ -32,17 +33,18 @@ func (l *Limiter) ReserveHeaders(ctx context.Context, limits llmhttp.RateLimits,
 	if err != nil {
 		if ctx.Err() != nil { // the caller's end, not Redis's
 			l.h.probing.Store(false)
-			return 0, ctx.Err()
+			return core.Reservation{}, ctx.Err()
 		}
 		l.h.failed(err)
-		return 0, err
+		return core.Reservation{}, err
 	}
 	ms, err := strconv.ParseFloat(res, 64)
 	if err != nil {
-		return 0, fmt.Errorf("fleet: the headers script answered %q", res)
+		return core.Reservation{}, fmt.Errorf("fleet: the headers script answered %q", res)
 	}
 	l.h.ok()
-	return time.Duration(ms * float64(time.Millisecond)), nil
+	wait := time.Duration(ms * float64(time.Millisecond))
+	return core.Reservation{Delay: wait, OK: wait == 0}, nil
 }
 
 // errDeciding is ReserveHeaders' answer while the Limiter decides locally.

@@ -13,6 +13,7 @@ import (
 	"github.com/redis/go-redis/v9"
 	"golang.org/x/time/rate"
 
+	"github.com/steadfast-go/steadfast/core"
 	"github.com/steadfast-go/steadfast/ratelimit"
 )
 
@@ -169,10 +170,11 @@ func take(lim *rate.Limiter, now time.Time, n int) {
 	}
 }
 
-// Reserve implements ratelimit.Backend.
-func (l *Limiter) Reserve(ctx context.Context, n int, maxWait time.Duration) (time.Duration, bool, error) {
+// Reserve implements ratelimit.Backend. A wait's Cancel gives its tokens
+// back to the shared bucket (Adjust), or to the local one it came from.
+func (l *Limiter) Reserve(ctx context.Context, n int, maxWait time.Duration) (core.Reservation, error) {
 	if n > l.burst {
-		return 0, false, &ratelimit.BurstError{Cost: n, Burst: l.burst}
+		return core.Reservation{}, &ratelimit.BurstError{Cost: n, Burst: l.burst}
 	}
 	if l.h.local() {
 		l.h.traceLocal(ctx)
@@ -186,14 +188,18 @@ func (l *Limiter) Reserve(ctx context.Context, n int, maxWait time.Duration) (ti
 	if err != nil {
 		if ctx.Err() != nil {
 			l.h.probing.Store(false)
-			return 0, false, ctx.Err()
+			return core.Reservation{}, ctx.Err()
 		}
 		l.h.failed(err)
 		l.h.traceLocal(ctx)
 		return l.local.Load().backend.Reserve(ctx, n, min(maxWait, localHorizon))
 	}
 	l.h.ok()
-	return wait, ok, nil
+	res := core.Reservation{Delay: wait, OK: ok}
+	if ok && wait > 0 {
+		res.Cancel = func() { l.Adjust(ctx, -n) }
+	}
+	return res, nil
 }
 
 // Adjust implements ratelimit.Backend.

@@ -83,7 +83,7 @@ func TestLimiterWithoutRedisDecidesLocally(t *testing.T) {
 	ctx, span := sdktrace.NewTracerProvider(sdktrace.WithSpanProcessor(rec)).Tracer("test").Start(t.Context(), "call")
 	admitted := 0
 	for range 20 {
-		if _, ok, err := l.Reserve(ctx, 1, 0); err != nil {
+		if _, ok, err := parts(l.Reserve(ctx, 1, 0)); err != nil {
 			t.Fatal(err)
 		} else if ok {
 			admitted++
@@ -148,7 +148,7 @@ func TestLimitersShareTheBucket(t *testing.T) {
 	admitted := 0
 	for range 10 {
 		for _, l := range []*fleet.Limiter{a, b} {
-			if _, ok, err := l.Reserve(t.Context(), 1, 0); err != nil {
+			if _, ok, err := parts(l.Reserve(t.Context(), 1, 0)); err != nil {
 				t.Fatal(err)
 			} else if ok {
 				admitted++
@@ -166,23 +166,23 @@ func TestLimiterSettlesAndQueues(t *testing.T) {
 	c := client(t)
 	l := newLimiter(t, c, uniqueKey(t), 10, 100)
 	ctx := t.Context()
-	if _, ok, _ := l.Reserve(ctx, 100, 0); !ok {
+	if _, ok, _ := parts(l.Reserve(ctx, 100, 0)); !ok {
 		t.Fatal("a full bucket refused its burst")
 	}
 	l.Adjust(ctx, -60)
-	if _, ok, _ := l.Reserve(ctx, 55, 0); !ok {
+	if _, ok, _ := parts(l.Reserve(ctx, 55, 0)); !ok {
 		t.Error("60 tokens given back, then 55 refused")
 	}
 	l.Adjust(ctx, 95) // 5 left, 95 more used: 90 in debt
-	wait, ok, err := l.Reserve(ctx, 10, 0)
+	wait, ok, err := parts(l.Reserve(ctx, 10, 0))
 	if ok || err != nil || wait < 9*time.Second || wait > 11*time.Second {
 		t.Errorf("Reserve(10) after a debt of 90 at 10/s = %v, %v, %v; want a refusal to wait about 10s", wait, ok, err)
 	}
-	wait, ok, _ = l.Reserve(ctx, 10, time.Minute)
+	wait, ok, _ = parts(l.Reserve(ctx, 10, time.Minute))
 	if !ok || wait < 9*time.Second {
 		t.Errorf("Reserve(10, 1 min) = %v, %v; want a turn about 10s away", wait, ok)
 	}
-	if _, _, err := l.Reserve(ctx, 101, time.Hour); !errors.As(err, new(*ratelimit.BurstError)) {
+	if _, _, err := parts(l.Reserve(ctx, 101, time.Hour)); !errors.As(err, new(*ratelimit.BurstError)) {
 		t.Errorf("Reserve(101) error = %v, want a *ratelimit.BurstError", err)
 	}
 }

@@ -14,7 +14,7 @@ func admitted(t *testing.T, l *fleet.Limiter, d time.Duration) int {
 	t.Helper()
 	n := 0
 	for end := time.Now().Add(d); time.Now().Before(end); {
-		_, ok, err := l.Reserve(context.Background(), 1, 0)
+		_, ok, err := parts(l.Reserve(context.Background(), 1, 0))
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -41,17 +41,17 @@ func TestAReplicaBackCountsTheOnesNotYetBack(t *testing.T) {
 
 	p.held.Store(true)
 	waitFor(t, 2*time.Second, "the limiter did not fall back from a held Redis", func() bool {
-		_, _, _ = back.Reserve(context.Background(), 1, 0)
+		_, _, _ = parts(back.Reserve(context.Background(), 1, 0))
 		return back.Degraded()
 	})
 	p.held.Store(false)
 	waitFor(t, 2*time.Second, "the limiter did not come back", func() bool {
-		_, _, _ = back.Reserve(context.Background(), 1, 0)
+		_, _, _ = parts(back.Reserve(context.Background(), 1, 0))
 		return !back.Degraded()
 	})
 
 	alone := admitted(t, back, 500*time.Millisecond)
-	if _, _, err := other.Reserve(context.Background(), 1, 0); err != nil {
+	if _, _, err := parts(other.Reserve(context.Background(), 1, 0)); err != nil {
 		t.Fatal(err)
 	}
 	seen := admitted(t, back, 500*time.Millisecond)

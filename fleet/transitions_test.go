@@ -167,7 +167,7 @@ func quotaReserveWorker(c *redis.Client, key string, start time.Time, run time.D
 	}
 	defer done()
 	return offerCalls(start, run, offer, func(ctx context.Context) error {
-		wait, ok, err := lim.Reserve(ctx, 1, 2*time.Second)
+		wait, ok, err := parts(lim.Reserve(ctx, 1, 2*time.Second))
 		if err != nil {
 			return err
 		}
@@ -389,18 +389,18 @@ func TestBudgetPromisesCountAcrossAFallBack(t *testing.T) {
 	}
 	time.Sleep(100 * time.Millisecond) // the counts reach Redis and come back
 	for {
-		if wait, ok := b.ReserveRetry(ctx, time.Second); !ok || wait > 500*time.Millisecond {
+		if wait, ok := turn(b.ReserveRetry(ctx, time.Second)); !ok || wait > 500*time.Millisecond {
 			break
 		}
 	}
 	s.stop()
 	waitFor(t, 2*time.Second, "the Budget falls back", b.Degraded)
-	if wait, ok := b.ReserveRetry(ctx, 0); ok {
+	if wait, ok := turn(b.ReserveRetry(ctx, 0)); ok {
 		t.Errorf("ReserveRetry(0) after the fall back = %v, true; want a refusal while promised turns are due", wait)
 	}
 	s.start()
 	waitFor(t, 3*time.Second, "the Budget comes back", func() bool { return !b.Degraded() })
-	if wait, ok := b.ReserveRetry(ctx, 0); ok {
+	if wait, ok := turn(b.ReserveRetry(ctx, 0)); ok {
 		t.Errorf("ReserveRetry(0) after coming back = %v, true; want a refusal while promised turns are due", wait)
 	}
 }

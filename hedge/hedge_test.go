@@ -101,8 +101,10 @@ func TestNonIdempotentIsNeverHedged(t *testing.T) {
 // refusing is a budget that refuses every retry, and so every hedge.
 type refusing struct{}
 
-func (refusing) ReserveRetry(context.Context, time.Duration) (time.Duration, bool) { return 0, false }
-func (refusing) RecordAttempt(context.Context, int, bool)                          {}
+func (refusing) ReserveRetry(context.Context, time.Duration) core.Reservation {
+	return core.Reservation{}
+}
+func (refusing) RecordAttempt(context.Context, int, bool) {}
 
 func TestBudgetIsAskedBeforeEachHedge(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {

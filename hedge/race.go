@@ -93,7 +93,7 @@ func (rc *raceCall) more() bool { return len(rc.cancels) <= rc.r.cfg.MaxHedges }
 // allowed asks the budget, if any, for a hedge.
 func (rc *raceCall) allowed(ctx context.Context) bool {
 	if b := rc.r.budget; b != nil {
-		if _, ok := b.ReserveRetry(ctx, 0); !ok {
+		if !b.ReserveRetry(ctx, 0).OK {
 			rc.c.refused()
 			return false
 		}

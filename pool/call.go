@@ -336,7 +336,7 @@ func (r *Runnable) Invoke(ctx context.Context, input any, opts ...core.Option) (
 // back; a context that ends during the wait is the call's error.
 func (r *Runnable) next(ctx context.Context, input any) (choice, error) {
 	var c choice
-	waited, err := room.Await(ctx, room.Bound{Max: r.maxWait}, func() room.Reservation {
+	waited, err := room.Await(ctx, room.Bound{Max: r.maxWait}, func() core.Reservation {
 		c = r.choose(ctx, input, r.failedMask(ctx))
 		if c.d != nil {
 			return room.Go()

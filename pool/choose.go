@@ -56,12 +56,12 @@ func (r *Runnable) choose(ctx context.Context, input any, failed uint64) choice 
 			c.d = d
 			return c
 		}
-		w := d.pace.Reserve(now, 0)
-		if w == 0 {
+		res := d.pace.Reserve(now, 0)
+		if res.OK {
 			c.d = d
 			return c
 		}
-		c.later(now.Add(w), true) // another call took its last request
+		c.later(now.Add(res.Delay), true) // another call took its last request
 		open = slices.DeleteFunc(open, func(o *deployment) bool { return o == d })
 	}
 	return c

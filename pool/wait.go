@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/steadfast-go/steadfast/core"
 	"github.com/steadfast-go/steadfast/internal/room"
 	"go.opentelemetry.io/otel/attribute"
 	"go.opentelemetry.io/otel/trace"
@@ -57,7 +58,7 @@ func (r *Runnable) waitEnded(ctx context.Context, c choice, waited time.Duration
 // are sent again.
 func (r *Runnable) awaitReset(ctx context.Context, c choice, b room.Bound) error {
 	asked := false
-	waited, err := room.Await(ctx, b, func() room.Reservation {
+	waited, err := room.Await(ctx, b, func() core.Reservation {
 		if asked {
 			return room.Go()
 		}

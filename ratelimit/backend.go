@@ -5,6 +5,8 @@ import (
 	"time"
 
 	"golang.org/x/time/rate"
+
+	"github.com/steadfast-go/steadfast/core"
 )
 
 // A Backend holds the token bucket a Runnable draws from: InProcess keeps
@@ -12,13 +14,14 @@ import (
 // process that names the same key. A Backend is safe for concurrent use.
 type Backend interface {
 	// Reserve takes n tokens (n ≥ 1) for a call that will wait at most
-	// maxWait for them, and returns how long the call must wait before it
-	// may go: zero when they are free now. When the wait would be longer
-	// than maxWait, it takes nothing and returns the wait with ok false; a
-	// bucket that never refills returns rate.InfDuration. A cost above the
-	// bucket's burst, which no wait would admit, is refused with a
-	// *BurstError.
-	Reserve(ctx context.Context, n int, maxWait time.Duration) (wait time.Duration, ok bool, err error)
+	// maxWait for them: its Delay is how long the call must wait before it
+	// may go, zero when they are free now, and its Cancel, if any, gives
+	// them back for a call that will not go after all. When the wait would
+	// be longer than maxWait, it takes nothing and is not OK, its Delay the
+	// wait; a bucket that never refills answers rate.InfDuration. A cost
+	// above the bucket's burst, which no wait would admit, is refused with
+	// a *BurstError.
+	Reserve(ctx context.Context, n int, maxWait time.Duration) (core.Reservation, error)
 
 	// Adjust corrects the tokens taken once a call's real cost is known,
 	// or gives back those of a call that will not go: a positive delta
@@ -47,25 +50,26 @@ func InProcess(lim *rate.Limiter) Backend {
 	return &inProcess{lim: lim}
 }
 
-// Reserve implements Backend.
-func (l *inProcess) Reserve(_ context.Context, n int, maxWait time.Duration) (time.Duration, bool, error) {
+// Reserve implements Backend. A wait's Cancel is the rate.Reservation's,
+// which gives back what later reservations have not counted on.
+func (l *inProcess) Reserve(_ context.Context, n int, maxWait time.Duration) (core.Reservation, error) {
 	now := time.Now()
 	if l.lim.AllowN(now, n) {
-		return 0, true, nil
+		return core.Reservation{OK: true}, nil
 	}
 	if burst := l.lim.Burst(); n > burst && l.lim.Limit() != rate.Inf {
-		return 0, false, &BurstError{Cost: n, Burst: burst}
+		return core.Reservation{}, &BurstError{Cost: n, Burst: burst}
 	}
 	res := l.lim.ReserveN(now, n)
 	if !res.OK() {
-		return rate.InfDuration, false, nil // a zero rate: the bucket never refills
+		return core.Reservation{Delay: rate.InfDuration}, nil // a zero rate: the bucket never refills
 	}
 	wait := res.DelayFrom(now)
 	if wait > maxWait {
 		res.CancelAt(now)
-		return wait, false, nil
+		return core.Reservation{Delay: wait}, nil
 	}
-	return wait, true, nil
+	return core.Reservation{Delay: wait, OK: true, Cancel: res.Cancel}, nil
 }
 
 // Adjust implements Backend. More tokens are reserved without waiting, at

@@ -14,6 +14,7 @@ import (
 	"golang.org/x/time/rate"
 
 	"github.com/steadfast-go/steadfast/breaker"
+	"github.com/steadfast-go/steadfast/core"
 	"github.com/steadfast-go/steadfast/internal/mock"
 	"github.com/steadfast-go/steadfast/llmhttp"
 	"github.com/steadfast-go/steadfast/ratelimit"
@@ -24,9 +25,9 @@ import (
 // room, and counts them: header pacing does not depend on the backend.
 type countingBackend struct{ n int }
 
-func (b *countingBackend) Reserve(_ context.Context, n int, _ time.Duration) (time.Duration, bool, error) {
+func (b *countingBackend) Reserve(_ context.Context, n int, _ time.Duration) (core.Reservation, error) {
 	b.n += n
-	return 0, true, nil
+	return core.Reservation{OK: true}, nil
 }
 func (b *countingBackend) Adjust(context.Context, int) {}
 
@@ -182,11 +183,11 @@ type sharedCount struct {
 	asked []llmhttp.RateLimits
 }
 
-func (s *sharedCount) ReserveHeaders(_ context.Context, l llmhttp.RateLimits, _ int) (time.Duration, error) {
+func (s *sharedCount) ReserveHeaders(_ context.Context, l llmhttp.RateLimits, _ int) (core.Reservation, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.asked = append(s.asked, l)
-	return s.wait, s.err
+	return core.Reservation{Delay: s.wait, OK: s.wait == 0}, s.err
 }
 
 func (s *sharedCount) set(wait time.Duration, err error) {

@@ -219,7 +219,7 @@ func (r *Runnable) take(ctx context.Context, input any) (int, error) {
 // answer said them, leave no room for, until they reset, within b. It
 // counts nothing: the call is counted when it is sent (see acquire).
 func (r *Runnable) waitForReset(ctx context.Context, tokens int, b room.Bound) error {
-	waited, err := room.Await(ctx, b, func() room.Reservation {
+	waited, err := room.Await(ctx, b, func() core.Reservation {
 		return room.After(r.pace.Wait(time.Now(), tokens), true)
 	})
 	if waited > 0 {
@@ -291,12 +291,12 @@ func (r *Runnable) acquire(ctx context.Context, n int) error {
 		if err := r.takeTurn(ctx, n, max(r.maxWait-time.Since(b.Since), 0)); err != nil {
 			return err
 		}
-		wait := r.reserveHeaders(ctx, tokens)
-		if wait == 0 {
+		res := r.reserveHeaders(ctx, tokens)
+		if res.OK {
 			return nil
 		}
 		r.b.Adjust(ctx, -n) // the turn of a call the provider has no room for yet
-		if err := r.hold(ctx, wait, b); err != nil {
+		if err := r.hold(ctx, res.Delay, b); err != nil {
 			return err
 		}
 	}
@@ -307,16 +307,16 @@ func (r *Runnable) acquire(ctx context.Context, n int) error {
 // no room: by the fleet's count when the backend keeps one and answers,
 // else by this process's. This process's count is kept either way, so
 // that it is current when the fleet's fails.
-func (r *Runnable) reserveHeaders(ctx context.Context, tokens int) time.Duration {
-	wait := r.pace.Reserve(time.Now(), tokens)
+func (r *Runnable) reserveHeaders(ctx context.Context, tokens int) core.Reservation {
+	res := r.pace.Reserve(time.Now(), tokens)
 	if r.shared == nil {
-		return wait
+		return res
 	}
 	limits, _ := r.src.RateLimits() // none yet: the fleet counts the calls before the first answer
-	if w, err := r.shared.ReserveHeaders(ctx, limits, tokens); err == nil {
-		return w
+	if shared, err := r.shared.ReserveHeaders(ctx, limits, tokens); err == nil {
+		return shared
 	}
-	return wait
+	return res
 }
 
 // takeTurn takes n tokens from the bucket, waiting at most maxWait, and
@@ -334,15 +334,16 @@ func (r *Runnable) takeTurn(ctx context.Context, n int, maxWait time.Duration) e
 			maxWait, deadline = max(dl.Sub(asked), 0), true
 		}
 	}
-	wait, ok, err := r.b.Reserve(ctx, n, maxWait)
+	res, err := r.b.Reserve(ctx, n, maxWait)
 	switch {
 	case err != nil:
 		return err
-	case !ok:
-		return &LimitedError{Wait: wait, Deadline: deadline && wait != rate.InfDuration}
-	case wait == 0:
+	case !res.OK:
+		return &LimitedError{Wait: res.Delay, Deadline: deadline && res.Delay != rate.InfDuration}
+	case res.Delay == 0:
 		return nil
 	}
+	wait := res.Delay
 	r.recordWait(ctx, wait)
 	// Under a deadline, the wait runs from when the tokens were asked for:
 	// a backend across the network answers a round trip later, and a turn
@@ -353,7 +354,7 @@ func (r *Runnable) takeTurn(ctx context.Context, n int, maxWait time.Duration) e
 		}
 	}
 	if room.Sleep(ctx, wait) != nil {
-		r.b.Adjust(ctx, -n) // the tokens of a call that will not go
+		room.Cancel(res) // the tokens of a call that will not go
 		return ctx.Err()
 	}
 	return nil

@@ -108,6 +108,15 @@ func TestCancelDuringWait(t *testing.T) {
 		if got := time.Since(start); got != time.Second {
 			t.Errorf("returned after %v, want 1s", got)
 		}
+		// The cancelled call's turn, a minute after the first call, went
+		// back: the next call takes it, rather than the one after.
+		start = time.Now()
+		if _, err := r.Invoke(t.Context(), "q"); err != nil {
+			t.Fatal(err)
+		}
+		if got := time.Since(start); got != 59*time.Second {
+			t.Errorf("the next call waited %v, want 59s: the cancelled call's token given back", got)
+		}
 	})
 }
 

@@ -2,8 +2,8 @@ package ratelimit
 
 import (
 	"context"
-	"time"
 
+	"github.com/steadfast-go/steadfast/core"
 	"github.com/steadfast-go/steadfast/llmhttp"
 )
 
@@ -17,8 +17,8 @@ type SharedHeaders interface {
 	// ReserveHeaders takes limits, what the last answer this process
 	// received said of the provider's requests and tokens, into the
 	// shared count, and counts one call of tokens against it (0 when
-	// calls are not counted in tokens). It returns 0 when the call has
-	// room and is counted, or the wait for the limits' reset when it has
-	// none, counting nothing.
-	ReserveHeaders(ctx context.Context, limits llmhttp.RateLimits, tokens int) (time.Duration, error)
+	// calls are not counted in tokens). The call may go now when it has
+	// room, and is counted; when it has none, the reservation is not OK,
+	// its Delay the wait for the limits' reset, and counts nothing.
+	ReserveHeaders(ctx context.Context, limits llmhttp.RateLimits, tokens int) (core.Reservation, error)
 }

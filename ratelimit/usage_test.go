@@ -46,8 +46,8 @@ func TestInProcessAdjust(t *testing.T) {
 		lim := rate.NewLimiter(1, 10)
 		b := ratelimit.InProcess(lim)
 		ctx := t.Context()
-		if _, ok, err := b.Reserve(ctx, 10, 0); !ok || err != nil {
-			t.Fatalf("Reserve(10) = %v, %v; want the full bucket", ok, err)
+		if res, err := b.Reserve(ctx, 10, 0); !res.OK || err != nil {
+			t.Fatalf("Reserve(10) = %+v, %v; want the full bucket", res, err)
 		}
 		b.Adjust(ctx, -4)
 		if got := tokens(lim); got != 4 {
@@ -61,7 +61,7 @@ func TestInProcessAdjust(t *testing.T) {
 		if got := tokens(lim); got != 10 {
 			t.Errorf("after giving back 100: %v tokens, want the burst, 10", got)
 		}
-		if _, _, err := b.Reserve(ctx, 11, time.Hour); !errors.As(err, new(*ratelimit.BurstError)) {
+		if _, err := b.Reserve(ctx, 11, time.Hour); !errors.As(err, new(*ratelimit.BurstError)) {
 			t.Errorf("Reserve(11) error = %v, want a *BurstError", err)
 		}
 	})

@@ -103,9 +103,12 @@ func (b *batchCall) round(ctx context.Context, n int) {
 	fs := b.failuresOf(failed, errs, whole)
 	d := b.c.plan(ctx, n, fs)
 	b.c.endAttempt(ctx, &a, errs[0], d)
-	if whole { // one failure for every item
+	if whole { // one failure for every item, and one turn of the budget's
 		b.c.tally = fs[0].tally
 		fs = slices.Repeat(fs, len(failed))
+		for i := 1; i < len(fs); i++ {
+			fs[i].turn = core.Reservation{}
+		}
 	} else if b.tallies != nil {
 		for i, idx := range failed {
 			b.tallies[idx] = fs[i].tally
@@ -193,6 +196,7 @@ func (b *batchCall) follow(ctx context.Context, n int, failed []int, first error
 		// Repaired items go at once unless others wait a backoff: then
 		// with them, in the round after it.
 		if outcome := b.c.sleep(ctx, n, first, d, len(again)); outcome != "" {
+			giveBack(fs)
 			b.finish(again, decision{outcome: outcome}, n)
 			b.finish(fixed, decision{outcome: outcome}, n)
 			return nil

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/steadfast-go/steadfast/budget"
+	"github.com/steadfast-go/steadfast/core"
 )
 
 // Budget paces and refuses retries, from the recent results of the
@@ -18,18 +19,21 @@ import (
 // Implementations must be safe for concurrent use. The context lets a
 // networked implementation (shared across processes) bound its calls.
 type Budget interface {
-	// ReserveRetry takes one retry's turn: the wait, at most maxWait,
-	// before the retry may be made (0 for now), or ok false to refuse it,
-	// taking nothing. The retry layer passes half of what the caller's
-	// deadline leaves (no bound without one), so that the retry and any
-	// after it keep the other half, as a held first attempt does; it waits
-	// the longer of its backoff and that wait, reported as
+	// ReserveRetry takes one retry's turn: its Delay, at most maxWait, is
+	// the wait before the retry may be made (0 for now); a reservation
+	// not OK refuses it, taking nothing; its Cancel, if any, gives the
+	// turn back, which the retry layer calls when the retry is not made
+	// after all (the caller gave up during the wait, or the call ended on
+	// its deadline or was handed off). The retry layer passes half of what
+	// the caller's deadline leaves (no bound without one), so that the
+	// retry and any after it keep the other half, as a held first attempt
+	// does; it waits the longer of its backoff and that wait, reported as
 	// retry.backoff.source "budget", and ends the call when the wait would
 	// pass the deadline. A budget that would hold the retry longer than
 	// maxWait decides instead whether it goes within maxWait or not at all
 	// (RecommendedBudget does, by what recent retries achieved). A hedge
 	// asks with a maxWait of 0.
-	ReserveRetry(ctx context.Context, maxWait time.Duration) (wait time.Duration, ok bool)
+	ReserveRetry(ctx context.Context, maxWait time.Duration) core.Reservation
 	// RecordAttempt reports how attempt n of a call (1 for its first)
 	// ended: a success, or a retryable failure. Failures that are not
 	// retried, cancellations and rejected outputs are not reported.
@@ -87,8 +91,8 @@ func newTokenBudget(maxTokens, tokenRatio float64) (*TokenBudget, error) {
 
 // ReserveRetry allows a retry at once while the tokens are above half of
 // the maximum, and refuses it otherwise: a TokenBudget never paces.
-func (b *TokenBudget) ReserveRetry(context.Context, time.Duration) (time.Duration, bool) {
-	return 0, b.tokens.Load() > b.threshold
+func (b *TokenBudget) ReserveRetry(context.Context, time.Duration) core.Reservation {
+	return core.Reservation{OK: b.tokens.Load() > b.threshold}
 }
 
 // RecordAttempt takes one token for a failure, or refunds tokenRatio for a

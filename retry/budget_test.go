@@ -218,6 +218,9 @@ func TestNewTokenBudgetSmallestValues(t *testing.T) {
 
 // allowNow asks b for a retry that may not wait.
 func allowNow(b retry.Budget, ctx context.Context) bool {
-	_, ok := b.ReserveRetry(ctx, 0)
+	_, ok := turn(b.ReserveRetry(ctx, 0))
 	return ok
 }
+
+// turn is a budget's reservation as its delay and whether it is OK.
+func turn(res core.Reservation) (time.Duration, bool) { return res.Delay, res.OK }

@@ -456,7 +456,9 @@ func (c *call) retryOrStop(ctx context.Context, a *attempt, err error, in *any) 
 		}
 	}
 	if d.outcome == "" {
-		d.outcome = c.sleep(ctx, a.n, err, d, 1)
+		if d.outcome = c.sleep(ctx, a.n, err, d, 1); d.outcome != "" {
+			giveBack(fs[:])
+		}
 	}
 	if d.outcome == "" && d.held && !c.holdRetry(ctx) {
 		d.outcome = OutcomeBudgetExhausted
@@ -480,25 +482,25 @@ func (c *call) stopped(ctx context.Context, attempts int, last error) *Error {
 }
 
 // reserveRetry asks the budget, if any, for one retry: the wait a pacing
-// budget asks for, and whether it is allowed. The longest wait it may
+// budget asks for, whether it is allowed, and how to give it back. The longest wait it may
 // answer is half of what the caller's deadline leaves (the rule of a held
 // first attempt: a wait never spends the time the call needs), so that a
 // budget decides what to do with a retry it would hold longer, rather than
 // hold it into a certain failure, or into an attempt that starts too late
 // to finish. It counts a refusal.
-func (c *call) reserveRetry(ctx context.Context) (time.Duration, bool) {
+func (c *call) reserveRetry(ctx context.Context) core.Reservation {
 	if c.r.budget == nil {
-		return 0, true
+		return core.Reservation{OK: true}
 	}
 	maxWait := maxBudgetWait
 	if dl, ok := ctx.Deadline(); ok {
 		maxWait = max(time.Until(dl)/2, time.Nanosecond)
 	}
-	wait, ok := c.r.budget.ReserveRetry(ctx, maxWait)
-	if !ok && c.metrics {
+	res := c.r.budget.ReserveRetry(ctx, maxWait)
+	if !res.OK && c.metrics {
 		c.r.tel.budgetRefused.Add(ctx, 1, c.attrs.attemptOK...)
 	}
-	return wait, ok
+	return res
 }
 
 // maxBudgetWait is the retry layer's bound on a budget's wait when the

@@ -208,7 +208,7 @@ func TestAdaptiveOutageAfterALongHealthySpell(t *testing.T) {
 		allowed := 0
 		for range 1000 { // a second of outage
 			b.RecordAttempt(ctx, 1, false)
-			if _, ok := b.ReserveRetry(ctx, 0); ok {
+			if _, ok := turn(b.ReserveRetry(ctx, 0)); ok {
 				allowed++
 				b.RecordAttempt(ctx, 2, false)
 			}

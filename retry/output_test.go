@@ -101,9 +101,9 @@ type countingBudget struct {
 	asked, failures, successes int
 }
 
-func (b *countingBudget) ReserveRetry(context.Context, time.Duration) (time.Duration, bool) {
+func (b *countingBudget) ReserveRetry(context.Context, time.Duration) core.Reservation {
 	b.asked++
-	return 0, b.allow
+	return core.Reservation{OK: b.allow}
 }
 func (b *countingBudget) RecordAttempt(_ context.Context, _ int, ok bool) {
 	if ok {

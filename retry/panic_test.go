@@ -199,8 +199,8 @@ func TestStreamHookAndBudgetPanicsAreTheLastValue(t *testing.T) {
 // does.
 type panickyBudget struct{}
 
-func (panickyBudget) ReserveRetry(context.Context, time.Duration) (time.Duration, bool) {
-	return 0, true
+func (panickyBudget) ReserveRetry(context.Context, time.Duration) core.Reservation {
+	return core.Reservation{OK: true}
 }
 func (panickyBudget) RecordAttempt(_ context.Context, _ int, success bool) {
 	if !success {

@@ -4,7 +4,9 @@ import (
 	"context"
 	"time"
 
+	"github.com/steadfast-go/steadfast/core"
 	"github.com/steadfast-go/steadfast/internal/callspan"
+	"github.com/steadfast-go/steadfast/internal/room"
 )
 
 // decision is what follows a failed attempt: a backoff, or the outcome that
@@ -38,6 +40,9 @@ type failure struct {
 	discarded int64   // the tokens its call or item has thrown away
 	end       Outcome // what ends it; "" when it goes again after the delay
 	limit     Class   // the class whose MaxRetriesByClass bound ended it, if one did
+	// turn is the budget's reservation of its retry, given back when the
+	// retry is not made after all.
+	turn core.Reservation
 }
 
 // plan is what follows attempt n's failures fs, the one place where it is
@@ -109,12 +114,12 @@ func (c *call) schedule(ctx context.Context, n int, d decision, fs []failure, ag
 		if f.end != "" || rejected(f.err) {
 			continue
 		}
-		w, ok := c.reserveRetry(ctx)
-		if !ok && len(fs) == 1 && c.holdsRefused(ctx) {
+		f.turn = c.reserveRetry(ctx)
+		if !f.turn.OK && len(fs) == 1 && c.holdsRefused(ctx) {
 			d.held = true
 			continue
 		}
-		if !ok {
+		if !f.turn.OK {
 			f.end = OutcomeBudgetExhausted
 			if again--; again == 0 {
 				d.outcome = OutcomeBudgetExhausted
@@ -122,20 +127,31 @@ func (c *call) schedule(ctx context.Context, n int, d decision, fs []failure, ag
 			}
 			continue
 		}
-		wait = max(wait, w)
+		wait = max(wait, f.turn.Delay)
 	}
 	if wait > d.delay {
 		d.delay, d.source = wait, BackoffBudget
 		if pastDeadline(ctx, wait) {
 			d.outcome = OutcomeDeadline
+			giveBack(fs)
 			return endAll(d, fs)
 		}
 	}
 	if c.handOff(d.delay) {
 		d.outcome = OutcomeHandedOff
+		giveBack(fs)
 		return endAll(d, fs)
 	}
 	return d
+}
+
+// giveBack gives the budget back the turns it reserved for fs's retries,
+// which will not be made.
+func giveBack(fs []failure) {
+	for i := range fs {
+		room.Cancel(fs[i].turn)
+		fs[i].turn = core.Reservation{}
+	}
 }
 
 // holdsRefused reports whether a retry the budget refused waits for a turn

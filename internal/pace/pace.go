@@ -39,6 +39,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/steadfast-go/steadfast/core"
 	"github.com/steadfast-go/steadfast/llmhttp"
 )
 
@@ -55,18 +56,19 @@ type Pace struct {
 func New(src llmhttp.RateLimited) *Pace { return &Pace{src: src} }
 
 // Reserve counts one call of cost tokens (0 when the caller does not count
-// tokens) at now, and returns how long it must wait for the provider's
-// reset: 0 when the provider's limits leave room for it, or say nothing,
-// and the call is counted; otherwise it counts nothing.
-func (p *Pace) Reserve(now time.Time, tokens int) time.Duration {
+// tokens) at now when the provider's limits leave room for it, or say
+// nothing: the call may go now. Otherwise it counts nothing, and the
+// reservation is not OK, its Delay the wait for the provider's reset.
+func (p *Pace) Reserve(now time.Time, tokens int) core.Reservation {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	wait := p.wait(now, tokens)
-	if wait == 0 {
-		p.requests.add(now, 1)
-		p.tokens.add(now, int64(tokens))
+	if wait > 0 {
+		return core.Reservation{Delay: wait}
 	}
-	return wait
+	p.requests.add(now, 1)
+	p.tokens.add(now, int64(tokens))
+	return core.Reservation{OK: true}
 }
 
 // Wait returns how long a call of cost tokens at now would wait, counting

@@ -16,16 +16,16 @@ func TestPaceWaitsForTheResetOnceNoneIsLeft(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		var tr llmhttp.RateLimitTracker
 		p := pace.New(&tr)
-		if w := p.Reserve(time.Now(), 0); w != 0 {
+		if w := p.Reserve(time.Now(), 0).Delay; w != 0 {
 			t.Fatalf("before any response: wait %v, want none", w)
 		}
 		tr.Observe(&http.Response{Header: header("x-ratelimit-remaining-requests", "2", "x-ratelimit-reset-requests", "1s",
 			"x-ratelimit-remaining-tokens", "100", "x-ratelimit-reset-tokens", "3s")})
 		now := time.Now()
-		if a, b := p.Reserve(now, 0), p.Reserve(now, 0); a != 0 || b != 0 {
+		if a, b := p.Reserve(now, 0).Delay, p.Reserve(now, 0).Delay; a != 0 || b != 0 {
 			t.Errorf("two calls with two left: waits %v, %v, want none", a, b)
 		}
-		if w := p.Reserve(now, 0); w != time.Second {
+		if w := p.Reserve(now, 0).Delay; w != time.Second {
 			t.Errorf("a third call: wait %v, want the reset's 1s", w)
 		}
 		if w := p.Wait(now.Add(time.Second), 0); w != 0 {
@@ -36,10 +36,10 @@ func TestPaceWaitsForTheResetOnceNoneIsLeft(t *testing.T) {
 		tr.Observe(&http.Response{Header: header("x-ratelimit-remaining-requests", "5", "x-ratelimit-reset-requests", "1s",
 			"x-ratelimit-remaining-tokens", "100", "x-ratelimit-reset-tokens", "3s")})
 		now = time.Now()
-		if w := p.Reserve(now, 80); w != 0 {
+		if w := p.Reserve(now, 80).Delay; w != 0 {
 			t.Errorf("80 tokens of 100: wait %v, want none", w)
 		}
-		if w := p.Reserve(now, 30); w != 3*time.Second {
+		if w := p.Reserve(now, 30).Delay; w != 3*time.Second {
 			t.Errorf("30 more tokens of the 20 left: wait %v, want the tokens' reset, 3s", w)
 		}
 	})
@@ -54,13 +54,13 @@ func TestPaceIgnoresAStaleAnswer(t *testing.T) {
 		p := pace.New(&tr)
 		tr.Observe(&http.Response{Header: header("x-ratelimit-limit-requests", "10", "x-ratelimit-remaining-requests", "1", "x-ratelimit-reset-requests", "1s")})
 		now := time.Now()
-		if w := p.Reserve(now, 0); w != 0 {
+		if w := p.Reserve(now, 0).Delay; w != 0 {
 			t.Fatalf("the one call left: wait %v", w)
 		}
 		time.Sleep(10 * time.Millisecond)
 		// A slow answer, generated when 6 were left, received now.
 		tr.Observe(&http.Response{Header: header("x-ratelimit-limit-requests", "10", "x-ratelimit-remaining-requests", "6", "x-ratelimit-reset-requests", "1s")})
-		if w := p.Reserve(time.Now(), 0); w == 0 {
+		if w := p.Reserve(time.Now(), 0).Delay; w == 0 {
 			t.Error("after a stale answer saying 6 left: no wait, want the reset (none is left)")
 		}
 		// An answer saying less than the counts is taken.
@@ -81,11 +81,11 @@ func TestPaceAfterTheResetTakesFromTheLimit(t *testing.T) {
 		time.Sleep(200 * time.Millisecond)
 		now := time.Now()
 		for i := range 3 {
-			if w := p.Reserve(now, 0); w != 0 {
+			if w := p.Reserve(now, 0).Delay; w != 0 {
 				t.Fatalf("call %d after the reset: wait %v, want none (3 allowed)", i, w)
 			}
 		}
-		if w := p.Reserve(now, 0); w <= 0 {
+		if w := p.Reserve(now, 0).Delay; w <= 0 {
 			t.Errorf("a fourth call after the reset: wait %v, want one (the limit is 3)", w)
 		}
 	})
@@ -106,11 +106,11 @@ func TestPaceCarriesTheCallsAnAnswerDoesNotCount(t *testing.T) {
 		}
 		tr.Observe(&http.Response{Header: header("x-ratelimit-limit-requests", "5", "x-ratelimit-remaining-requests", "4", "x-ratelimit-reset-requests", "1s")})
 		for i := range 2 {
-			if w := p.Reserve(now, 0); w != 0 {
+			if w := p.Reserve(now, 0).Delay; w != 0 {
 				t.Fatalf("call %d of the 2 left (4, less the two on their way): wait %v", i, w)
 			}
 		}
-		if w := p.Reserve(now, 0); w == 0 {
+		if w := p.Reserve(now, 0).Delay; w == 0 {
 			t.Error("a third call: no wait, want the reset: the two calls on their way take what is left")
 		}
 	})

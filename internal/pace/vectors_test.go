@@ -33,7 +33,7 @@ func TestPaceVectors(t *testing.T) {
 					src.r, src.ok = *s.Answer, true
 					continue
 				}
-				if got := p.Reserve(s.At, *s.Call); got != s.Wait {
+				if got := p.Reserve(s.At, *s.Call).Delay; got != s.Wait {
 					t.Errorf("step %d (%d tokens): wait %v, want %v\n%s", i, *s.Call, got, s.Wait, v.Doc)
 				}
 			}

@@ -1,35 +1,35 @@
 // Package room is the one way a steadfast layer waits for room: a token
 // bucket's (ratelimit), a provider's headers' (internal/pace), a pool
 // deployment's, a budget's hold of first attempts and the fleet's Redis
-// share all answer "may it go now, and if not, when?" as a Reservation,
-// as golang.org/x/time/rate's Reservation does; the waits are bounded by
-// one rule (Bound) and slept by one timer and select (Sleep, Timer).
+// share all answer "may it go now, and if not, when?" as a
+// core.Reservation, as golang.org/x/time/rate's Reservation does; the
+// waits are bounded by one rule (Bound) and slept by one timer and select
+// (Sleep, Timer), and a reservation not used is given back (Cancel).
 package room
 
 import (
 	"context"
 	"time"
+
+	"github.com/steadfast-go/steadfast/core"
 )
 
-// Reservation is the answer to "may it go now, and if not, when?".
-type Reservation struct {
-	// Delay is how long until it may go: 0 for now.
-	Delay time.Duration
-	// OK is false when it may not go at all: never, or not within what
-	// was asked. Delay is then when room would come, if known.
-	OK bool
-}
-
 // Go is the reservation of a call that may go now and took nothing.
-func Go() Reservation { return Reservation{OK: true} }
+func Go() core.Reservation { return core.Reservation{OK: true} }
 
 // After is the reservation of a call that may go after delay, or, with ok
-// false, not at all (delay then says when room would come). The waits
-// that Await serves take no room while they wait (a reset's, a
-// deployment's), so there is nothing to give back; a layer whose room is
-// taken ahead gives it back its own way (ratelimit.Backend's Adjust).
-func After(delay time.Duration, ok bool) Reservation {
-	return Reservation{Delay: delay, OK: ok}
+// false, not at all (delay then says when room would come), taking
+// nothing: the waits that Await serves take no room while they wait (a
+// reset's, a deployment's).
+func After(delay time.Duration, ok bool) core.Reservation {
+	return core.Reservation{Delay: delay, OK: ok}
+}
+
+// Cancel gives back what r took, if anything.
+func Cancel(r core.Reservation) {
+	if r.Cancel != nil {
+		r.Cancel()
+	}
 }
 
 // Bound is the one rule that bounds every wait: the caller's deadline,
@@ -103,8 +103,8 @@ type TooLong struct {
 // others may have taken the room meanwhile. It returns how long it slept;
 // a *TooLong, at once, when the wait next asks for would pass b (or next
 // says the call may never go); or the context's cause when ctx ends
-// during a wait.
-func Await(ctx context.Context, b Bound, next func() Reservation) (time.Duration, error) {
+// during a wait. A reservation it does not wait out is cancelled.
+func Await(ctx context.Context, b Bound, next func() core.Reservation) (time.Duration, error) {
 	var t Timer
 	defer t.Stop()
 	var slept time.Duration
@@ -119,9 +119,11 @@ func Await(ctx context.Context, b Bound, next func() Reservation) (time.Duration
 		}
 		fits, byDeadline := b.Fits(ctx, now, r.Delay)
 		if !r.OK || !fits {
+			Cancel(r)
 			return slept, &TooLong{Wait: now.Sub(b.Since) + r.Delay, Deadline: byDeadline}
 		}
 		if !t.Sleep(ctx, r.Delay) {
+			Cancel(r)
 			return slept, context.Cause(ctx)
 		}
 		slept += time.Since(now)

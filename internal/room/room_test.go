@@ -7,6 +7,7 @@ import (
 	"testing/synctest"
 	"time"
 
+	"github.com/steadfast-go/steadfast/core"
 	"github.com/steadfast-go/steadfast/internal/room"
 )
 
@@ -30,7 +31,7 @@ func TestAwait(t *testing.T) {
 				defer cancel()
 			}
 			waits := []time.Duration{100 * time.Millisecond, 200 * time.Millisecond}
-			slept, err := room.Await(ctx, room.Bound{Max: tc.max}, func() room.Reservation {
+			slept, err := room.Await(ctx, room.Bound{Max: tc.max}, func() core.Reservation {
 				if len(waits) == 0 {
 					return room.Go()
 				}
@@ -56,16 +57,50 @@ func TestAwait(t *testing.T) {
 // during a wait ends it with its cause.
 func TestAwaitRefusesAndCancels(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		_, err := room.Await(t.Context(), room.Bound{Max: time.Hour}, func() room.Reservation { return room.After(time.Second, false) })
+		_, err := room.Await(t.Context(), room.Bound{Max: time.Hour}, func() core.Reservation { return room.After(time.Second, false) })
 		if _, ok := errors.AsType[*room.TooLong](err); !ok {
 			t.Errorf("a reservation that may not go: err %v, want *TooLong", err)
 		}
 		cause := errors.New("gone")
 		ctx, cancel := context.WithCancelCause(t.Context())
 		time.AfterFunc(50*time.Millisecond, func() { cancel(cause) })
-		_, err = room.Await(ctx, room.Bound{Max: time.Hour}, func() room.Reservation { return room.After(time.Second, true) })
+		_, err = room.Await(ctx, room.Bound{Max: time.Hour}, func() core.Reservation { return room.After(time.Second, true) })
 		if !errors.Is(err, cause) {
 			t.Errorf("cancelled during the wait: err %v, want its cause", err)
 		}
 	})
+}
+
+// A reservation Await does not wait out, refused for its bound or cut
+// short by the caller, is given back; one waited out is kept.
+func TestAwaitCancelsWhatItDoesNotWaitOut(t *testing.T) {
+	for name, tc := range map[string]struct {
+		max        time.Duration
+		cancelAt   time.Duration // 0: never
+		wantCancel bool
+	}{
+		"waited out":      {max: time.Hour},
+		"past the bound":  {max: time.Millisecond, wantCancel: true},
+		"caller gives up": {max: time.Hour, cancelAt: 500 * time.Millisecond, wantCancel: true},
+	} {
+		t.Run(name, func(t *testing.T) {
+			synctest.Test(t, func(t *testing.T) {
+				ctx, cancel := context.WithCancel(t.Context())
+				defer cancel()
+				if tc.cancelAt > 0 {
+					time.AfterFunc(tc.cancelAt, cancel)
+				}
+				cancelled, asked := 0, 0
+				_, _ = room.Await(ctx, room.Bound{Max: tc.max}, func() core.Reservation {
+					if asked++; asked > 1 {
+						return room.Go()
+					}
+					return core.Reservation{Delay: time.Second, OK: true, Cancel: func() { cancelled++ }}
+				})
+				if want := map[bool]int{false: 0, true: 1}[tc.wantCancel]; cancelled != want {
+					t.Errorf("cancelled %d times, want %d", cancelled, want)
+				}
+			})
+		})
+	}
 }

@@ -400,8 +400,9 @@ func (r *Runnable) Resume(ctx context.Context, input any, last any, opts ...core
 	if d := r.owner(ctx); d != nil {
 		if resumer, ok := d.Runnable.(core.Resumer); ok && resumer.CanResume(ctx) {
 			if d.pace != nil {
-				// Only d can resume the stream: its request is counted
-				// whatever its headers say is left.
+				// Only d can resume the stream: it goes whatever its
+				// headers say is left, counted when they leave room (when
+				// they leave none, the calls after it wait all the same).
 				d.pace.Reserve(time.Now(), 0)
 			}
 			return r.stream(ctx, d, func() (<-chan any, error) { return resumer.Resume(ctx, input, last, opts...) })

@@ -137,8 +137,9 @@ func TestHerdStormTargets(t *testing.T) {
 // bubble interleave differently from run to run, and the recommended
 // budget now and then serves a herd's overload no better than no retrying
 // (two runs of five at the default size, once in about four tests): a
-// weakness of its own under contention, noted in #53, which one P keeps
-// out of the check of the figures it holds.
+// weakness of its own under contention (bench/README.md: a herd's first
+// quorum of retries, all lucky, licenses a burst reserved a second ahead),
+// which one P keeps out of the check of the figures it holds.
 func onOneP(t *testing.T) {
 	prev := runtime.GOMAXPROCS(1)
 	t.Cleanup(func() { runtime.GOMAXPROCS(prev) })

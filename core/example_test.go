@@ -139,3 +139,25 @@ func ExampleItemContextKey() {
 	}))
 	// Output: [a0 b1]
 }
+
+// A waiter of one's own (here a budget of retries, as retry.Budget asks
+// for) answers with a Reservation: how long to wait, whether the call may
+// go at all, and how to give the turn back when the call does not go
+// after all.
+func ExampleReservation() {
+	turns := 1
+	reserve := func() core.Reservation {
+		if turns == 0 {
+			return core.Reservation{} // not OK: refused, nothing taken
+		}
+		turns--
+		return core.Reservation{OK: true, Cancel: func() { turns++ }}
+	}
+	first := reserve()
+	fmt.Println(first.OK, reserve().OK) // the one turn is taken
+	first.Cancel()                      // its call gave up: the turn goes back
+	fmt.Println(reserve().OK)
+	// Output:
+	// true false
+	// true
+}

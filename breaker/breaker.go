@@ -282,15 +282,19 @@ func (r *Runnable) stream(ctx context.Context, open func() (<-chan any, error)) 
 }
 
 // forward passes the stream's values on and, when it ends, reports its
-// outcome.
+// outcome, before a last error value reaches the consumer: a retry outside
+// that tries again at once finds the failure counted.
 func (t *ticket) forward(ctx context.Context, ch <-chan any, out chan<- any) {
 	defer close(out)
-	res := streams.Pump(ctx, ch, out, streams.PumpConfig{})
+	res := streams.Pump(ctx, ch, out, streams.PumpConfig{HoldErrors: true})
 	defer func() {
 		// A state-change hook panicked. It is the stream's last value
-		// unless an error value was already delivered as such.
-		if v := recover(); v != nil && !res.Delivered {
+		// unless the stream has an error value of its own.
+		if v := recover(); v != nil && res.End != streams.Failed {
 			streams.Send(ctx, out, panics.Recovered(v))
+		}
+		if res.End == streams.Failed {
+			streams.Send(ctx, out, res.Err)
 		}
 	}()
 	switch res.End {

@@ -142,6 +142,33 @@ func TestStreamCountsByOutcome(t *testing.T) {
 	})
 }
 
+// TestAStreamsFailureIsCountedBeforeTheConsumerHasIt: a caller that has a
+// stream's error value, and calls again at once as a retry does, finds the
+// circuit open, even when a state-change hook is slow.
+func TestAStreamsFailureIsCountedBeforeTheConsumerHasIt(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		inner := mock.New(mock.Stream(errDown, "a"))
+		b := newBreaker(t, inner, breaker.WithOnStateChange(func(string, gobreaker.State, gobreaker.State) {
+			time.Sleep(time.Second) // an exporter, a log write
+		}))
+		for range 3 {
+			ch, err := b.Stream(t.Context(), "q")
+			if err != nil {
+				t.Fatal(err)
+			}
+			for v := range ch {
+				if v == errDown {
+					break // the consumer has the failure: no wait for the close
+				}
+			}
+		}
+		if _, err := b.Stream(t.Context(), "q"); !errors.Is(err, gobreaker.ErrOpenState) {
+			t.Errorf("Stream() right after the third failure's error value: %v, want ErrOpenState", err)
+		}
+		synctest.Wait()
+	})
+}
+
 func TestStreamCancelledByConsumerDoesNotCount(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		b := newBreaker(t, mock.New(mock.Result{Chunks: []any{1, 2, 3}, ChunkDelay: time.Second}))

@@ -448,9 +448,12 @@ func (r *Runnable) stream(ctx context.Context, d *deployment, open func() (<-cha
 	go func() {
 		defer close(out)
 		defer d.inflight.Add(-1)
-		switch res := streams.Pump(ctx, ch, out, streams.PumpConfig{}); res.End {
+		switch res := streams.Pump(ctx, ch, out, streams.PumpConfig{HoldErrors: true}); res.End {
 		case streams.Failed:
-			_ = r.failed(ctx, d, res.Err) // delivered as it came; counted
+			// Counted before the consumer has it: a retry that tries
+			// again at once is routed with this failure known.
+			_ = r.failed(ctx, d, res.Err)
+			streams.Send(ctx, out, res.Err)
 		case streams.Completed:
 			d.succeed(time.Now(), r.window)
 		}

@@ -174,6 +174,39 @@ func TestStreamAndBatchLeaveADeadDeployment(t *testing.T) {
 	})
 }
 
+// slowlyDead is a key revoked, whose adapter takes a second to say so.
+type slowlyDead struct{ cannotServe }
+
+func (slowlyDead) CannotServe() bool { time.Sleep(time.Second); return true }
+
+// A stream whose error value says its deployment is dead has taken that
+// deployment out of rotation by the time the consumer has the value: a
+// call made at once goes elsewhere.
+func TestAStreamsDeathIsKnownBeforeTheConsumerHasIt(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		key := keyFor(t, "bad", "bad", "good")
+		bad, good := mock.New(mock.Stream(slowlyDead{})), mock.New(mock.Stream(nil, "good"))
+		p := newPool(t, []pool.Deployment{{Name: "bad", Runnable: bad}, {Name: "good", Runnable: good}},
+			pool.WithAffinity(func(context.Context, any) string { return key }))
+		ch, err := p.Stream(t.Context(), "q")
+		if err != nil {
+			t.Fatal(err)
+		}
+		if v := <-ch; !errors.As(v.(error), new(slowlyDead)) {
+			t.Fatalf("first stream's value = %v, want its error value", v)
+		}
+		// No wait for the first stream's close: a retry would not wait.
+		ch2, err := p.Stream(t.Context(), "q")
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := mock.Drain(ch2); len(got) != 1 || got[0] != "good" || bad.CallCount() != 1 || good.CallCount() != 1 {
+			t.Errorf("second stream = %v, calls %d and %d; want good from the live deployment", got, bad.CallCount(), good.CallCount())
+		}
+		mock.Drain(ch)
+	})
+}
+
 func TestWithDeadCooldownRejectsNonPositive(t *testing.T) {
 	_, err := pool.New([]pool.Deployment{{Name: "a", Runnable: core.RunnableFunc(func(context.Context, any, ...core.Option) (any, error) { return nil, nil })}},
 		pool.WithDeadCooldown(0))

@@ -18,8 +18,8 @@ type Committer interface {
 	// Next is told the failure of the live source before the commit (an
 	// error value, or no first value within FirstTimeout), after that
 	// source was cancelled with Abandon(err). It returns the next source,
-	// or the call's error when there is none: Forward delivers that error
-	// as the only value, then calls Ended with GaveUp.
+	// or the call's error when there is none: Forward calls Ended with
+	// GaveUp, then delivers that error as the only value.
 	Next(ctx context.Context, err error) (Source, error)
 	// Committed is told that the first chunk reached the consumer: from
 	// here on nothing is retried, unless resumed.
@@ -28,11 +28,13 @@ type Committer interface {
 	// source after the commit (an error value, or a stall), after that
 	// source was cancelled, and the last chunk the consumer received. It
 	// returns the source that continues after last, or the error that ends
-	// the stream: Forward delivers it as the last value, then calls Ended
-	// with Failed.
+	// the stream: Forward calls Ended with Failed, then delivers it as the
+	// last value.
 	Resume(ctx context.Context, err error, last any) (Source, error)
 	// Ended is told, once, how the stream ended; it records the call's
-	// end.
+	// end. It runs before the stream's last error value is delivered, so a
+	// consumer that has that value (a fallback moving on, a retry about to
+	// try again) finds the call's span ended and its outcome counted.
 	Ended(ctx context.Context, r Result)
 	// Unwound is told of a panic on the forwarding goroutine (v, or nil
 	// for runtime.Goexit) after chunks chunks were delivered. It records
@@ -80,7 +82,8 @@ type machine struct {
 	cfg    Config
 	out    chan any
 	chunks int
-	last   any // the last chunk delivered
+	last   any   // the last chunk delivered
+	final  error // the last value, while Ended runs before it is delivered
 }
 
 // first is what the first receive of a source found.
@@ -110,8 +113,7 @@ func (m *machine) run(ctx context.Context) {
 			m.src.Cancel(m.cfg.Abandon(err))
 			next, err := m.p.Next(ctx, err)
 			if err != nil {
-				delivered := Send(ctx, m.out, err)
-				m.p.Ended(ctx, Result{End: GaveUp, Err: err, Delivered: delivered})
+				m.endWith(ctx, Result{End: GaveUp, Err: err})
 				return
 			}
 			m.src = next
@@ -132,7 +134,7 @@ func (m *machine) run(ctx context.Context) {
 // when it fails and Config.Resume is set, the sources that resume it, until
 // the stream ends.
 func (m *machine) pump(ctx context.Context) {
-	cfg := PumpConfig{Gap: m.cfg.ChunkGap, HoldErrors: m.cfg.Resume, Seen: m.seen}
+	cfg := PumpConfig{Gap: m.cfg.ChunkGap, HoldErrors: true, Seen: m.seen}
 	for {
 		r := Pump(ctx, m.src.C, m.out, cfg)
 		r.Chunks = m.chunks
@@ -145,7 +147,7 @@ func (m *machine) pump(ctx context.Context) {
 			failure = r.Err
 			m.src.Cancel(m.cfg.Abandon(failure))
 		default:
-			m.p.Ended(ctx, r)
+			m.endWith(ctx, r)
 			return
 		}
 		if m.cfg.Resume {
@@ -157,10 +159,22 @@ func (m *machine) pump(ctx context.Context) {
 			failure = err
 		}
 		r.End, r.Err = Failed, failure
-		r.Delivered = Send(ctx, m.out, failure)
+		m.endWith(ctx, r)
+		return
+	}
+}
+
+// endWith tells p how the stream ended and then delivers its last error
+// value, if it has one.
+func (m *machine) endWith(ctx context.Context, r Result) {
+	if r.End != Failed && r.End != GaveUp {
 		m.p.Ended(ctx, r)
 		return
 	}
+	m.final = r.Err // delivered by recover if Ended panics
+	m.p.Ended(ctx, r)
+	m.final = nil
+	Send(ctx, m.out, r.Err)
 }
 
 // seen keeps the chunks delivered and the last of them, for a resume and
@@ -196,10 +210,13 @@ func (m *machine) first(ctx context.Context) (any, first, error) {
 
 // recover, deferred by run, turns a panic on the forwarding goroutine (of
 // an inner Stream, a hook, a budget, a logger) into the stream's last
-// value, unless the call had ended.
+// value, unless the call had ended; then the error that ended it, if Ended
+// panicked before it was delivered.
 func (m *machine) recover(ctx context.Context) {
 	v := recover()
 	if err, ok := m.p.Unwound(ctx, v, m.chunks); ok {
 		Send(ctx, m.out, err)
+	} else if m.final != nil {
+		Send(ctx, m.out, m.final)
 	}
 }

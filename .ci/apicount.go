@@ -25,8 +25,8 @@ import (
 // budgets are the most names a package may export; total bounds the
 // packages counted together.
 var (
-	budgets = map[string]int{"retry": 77, "core": 41, "llmhttp": 30}
-	total   = 278
+	budgets = map[string]int{"retry": 78, "core": 41, "llmhttp": 30}
+	total   = 279
 	apart   = map[string]bool{"chaos": true}
 )
 

@@ -14,8 +14,10 @@ import (
 	"github.com/steadfast-go/steadfast/core"
 	"github.com/steadfast-go/steadfast/internal/callspan"
 	"github.com/steadfast-go/steadfast/internal/errproto"
+	"github.com/steadfast-go/steadfast/internal/route"
 	"github.com/steadfast-go/steadfast/internal/streams"
 	"github.com/steadfast-go/steadfast/internal/usage"
+	"github.com/steadfast-go/steadfast/llmhttp"
 	"github.com/steadfast-go/steadfast/retry"
 )
 
@@ -30,8 +32,12 @@ type Runnable struct {
 	// process).
 	owner    *core.StateKey[int]
 	switchIf func(error) bool
-	input    func(candidate int, input any) any
-	tel      telemetry
+	// silentMoves: the rule moves on from a silent candidate, so a retry
+	// layer in a candidate with one after it stops at its first silent
+	// attempt.
+	silentMoves bool
+	input       func(candidate int, input any) any
+	tel         telemetry
 }
 
 // New returns a Runnable over candidates, tried in order. It reports an
@@ -56,6 +62,7 @@ func New(candidates []core.Runnable, opts ...Option) (*Runnable, error) {
 		types := slices.Clone(c.switchOn)
 		r.switchIf = func(err error) bool { return CannotServe(err) || hasErrorType(err, types) }
 	}
+	r.silentMoves = r.switchIf(&retry.Error{Outcome: retry.OutcomeSilentTimeout, Attempts: 1, Err: retry.ErrAttemptTimeout})
 	for _, cand := range r.candidates {
 		r.names = append(r.names, core.NameOf(cand))
 		r.resumable = r.resumable || streams.CanResume(context.Background(), cand)
@@ -71,18 +78,43 @@ func New(candidates []core.Runnable, opts ...Option) (*Runnable, error) {
 // CannotServe is the default rule for moving to the next candidate: the
 // failure says this candidate cannot serve now. It holds for a *retry.Error
 // that ran out (outcome exhausted, budget_exhausted or
-// retry_after_too_long), and for a refusal made on this side of the wire
-// (a Local() method: an open circuit, a rate limiter's refusal).
+// retry_after_too_long) or whose route was silent (silent_timeout: the
+// provider sent nothing before the attempt's timeout, or closed the
+// connection after a long wait); for a prompt over the candidate's context
+// length (error.type context_length_exceeded, or a message
+// llmhttp.ParseOverflow reads), which a model with a larger window may
+// serve; and for a refusal made on this side of the wire (a Local()
+// method: an open circuit, a rate limiter's refusal).
 func CannotServe(err error) bool {
 	if re, ok := errors.AsType[*retry.Error](err); ok {
 		switch re.Outcome {
-		case retry.OutcomeExhausted, retry.OutcomeBudgetExhausted, retry.OutcomeRetryAfterTooLong:
+		case retry.OutcomeExhausted, retry.OutcomeBudgetExhausted, retry.OutcomeRetryAfterTooLong, retry.OutcomeSilentTimeout:
 			return true
 		case retry.OutcomeCanceled, retry.OutcomeDeadline:
 			return false // the caller's own context, not the candidate
 		}
 	}
-	return errproto.Local(err)
+	return errproto.Local(err) || overflows(err) || errproto.Type(err) == string(retry.OutcomeSilentTimeout)
+}
+
+// overflows reports whether err says the prompt is over the context length
+// of the model that answered.
+func overflows(err error) bool {
+	if errproto.Type(err) == "context_length_exceeded" {
+		return true
+	}
+	_, ok := llmhttp.ParseOverflow(err)
+	return ok
+}
+
+// routeContext returns the context of candidate i's call: marked, when
+// a silent candidate moves on and one comes after it, so that its retry
+// layer stops at the first silent attempt rather than retry it.
+func (r *Runnable) routeContext(ctx context.Context, i int) context.Context {
+	if r.silentMoves && i+1 < len(r.candidates) {
+		return route.WithAlternative(ctx)
+	}
+	return ctx
 }
 
 // hasErrorType reports whether err's error.type is one of types.
@@ -162,7 +194,7 @@ func (r *Runnable) Invoke(ctx context.Context, input any, opts ...core.Option) (
 	var errs []error
 	for i, cand := range r.candidates {
 		cctx, tokens := usage.Sub(ctx) // a failed candidate's tokens are thrown away
-		out, err := cand.Invoke(cctx, r.inputFor(i, input), opts...)
+		out, err := cand.Invoke(r.routeContext(cctx, i), r.inputFor(i, input), opts...)
 		if err == nil {
 			c.succeed(i, r.names[i])
 			return out, nil

@@ -67,6 +67,10 @@ func TestInvokeMovesOnWhenACandidateCannotServe(t *testing.T) {
 		"exhausted":            mock.Fail(err503),
 		"retry_after_too_long": mock.Fail(errLongWait),
 		"open circuit":         mock.Fail(localError{}),
+		// Not retried, yet a model with a larger window may serve it.
+		"context_length_exceeded": mock.Fail(retry.Permanent(typedError{"context_length_exceeded"})),
+		"overflow message": mock.Fail(retry.Permanent(errors.New(
+			"This model's maximum context length is 128000 tokens. However, you requested 130000 tokens (126000 in the messages, 4000 in the completion)."))),
 	} {
 		t.Run(name, func(t *testing.T) {
 			synctest.Test(t, func(t *testing.T) {

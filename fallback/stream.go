@@ -95,7 +95,7 @@ func (s *streamCall) open(ctx context.Context) *Error {
 	for ; ; s.i++ {
 		sctx, cancel := context.WithCancelCause(ctx)
 		sctx, tokens := usage.Sub(sctx) // a candidate that fails before the commit: thrown away
-		ch, err := s.r.candidates[s.i].Stream(sctx, s.r.inputFor(s.i, s.input), s.opts...)
+		ch, err := s.r.candidates[s.i].Stream(s.r.routeContext(sctx, s.i), s.r.inputFor(s.i, s.input), s.opts...)
 		if err == nil && ch == nil {
 			err = errNoStream
 		}

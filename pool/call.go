@@ -15,6 +15,7 @@ import (
 	"github.com/steadfast-go/steadfast/internal/errproto"
 	"github.com/steadfast-go/steadfast/internal/room"
 	"github.com/steadfast-go/steadfast/internal/streams"
+	"github.com/steadfast-go/steadfast/retry"
 )
 
 // UnavailableError is the pool's refusal when no deployment can serve: each
@@ -296,6 +297,13 @@ func (d *deployment) returned() bool {
 	return d.cooling.Load() && d.coolsUntil(time.Now()).IsZero() && d.cooling.CompareAndSwap(true, false)
 }
 
+// silent reports whether a stream was cancelled, before its first chunk,
+// by the retry layer's own timeout of the attempt: its deployment sent
+// nothing in that time. A hedge's or a fallback's cancellation is not.
+func silent(ctx context.Context, res streams.Result) bool {
+	return res.Chunks == 0 && errors.Is(context.Cause(ctx), retry.ErrAttemptTimeout)
+}
+
 // callerEnded reports a context cancelled, or past its deadline, by the
 // caller, rather than with a cause of its own (a retry layer's per-attempt
 // timeout is the deployment being slow).
@@ -456,6 +464,12 @@ func (r *Runnable) stream(ctx context.Context, d *deployment, open func() (<-cha
 			streams.Send(ctx, out, res.Err)
 		case streams.Completed:
 			d.succeed(time.Now(), r.window)
+		case streams.Canceled:
+			if silent(ctx, res) {
+				// The retry layer's FirstChunkTimeout: d sent nothing, so
+				// the next attempt goes to another deployment.
+				_ = r.failed(ctx, d, context.Cause(ctx))
+			}
 		}
 	}()
 	return out, nil

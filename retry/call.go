@@ -181,6 +181,7 @@ const minHeldStep = time.Millisecond
 // attempt is one attempt's context, span and timeout.
 type attempt struct {
 	n      int
+	start  time.Time // when it started; zero unless the call has a timeout to read it against
 	ctx    context.Context
 	span   trace.Span // nil unless the call span is recording
 	cancel context.CancelFunc
@@ -193,6 +194,9 @@ type attempt struct {
 // when timeout > 0, the attempt's own deadline.
 func (c *call) startAttempt(ctx context.Context, a *attempt, n int, timeout time.Duration) {
 	a.n = n
+	if c.cfg.PerAttemptTimeout > 0 || c.cfg.FirstChunkTimeout > 0 {
+		a.start = time.Now() // for a silent route's long wait
+	}
 	var actx *attemptCtx
 	if c.metered { // one allocation for the attempt's context and meters
 		ma := new(meteredAttempt)

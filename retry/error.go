@@ -27,6 +27,11 @@ const (
 	// OutcomeRetryTokensExhausted ends a call, or a Batch item, whose
 	// attempts threw away RetryConfig.MaxRetryTokens tokens.
 	OutcomeRetryTokensExhausted Outcome = "retry_tokens_exhausted"
+	// OutcomeSilentTimeout ends, after one attempt, a call whose route is
+	// silent while another route can serve it (the call is a fallback's
+	// candidate with one after it): retrying a provider that sent nothing
+	// only multiplies the wait. See RetryConfig.PerAttemptTimeout.
+	OutcomeSilentTimeout Outcome = "silent_timeout"
 )
 
 // ErrAttemptTimeout is matched (errors.Is) by the error of an attempt that

@@ -39,6 +39,7 @@ func (r *RetryRunnable) Invoke(ctx context.Context, input any, opts ...core.Opti
 				return out, nil
 			}
 		}
+		err = markSilent(ctx, &a, err, c.cfg.PerAttemptTimeout)
 		last = err
 		if e := c.retryOrStop(ctx, &a, err, &in); e != nil {
 			c.fail(ctx, e)

@@ -203,11 +203,13 @@ func (s *streamCall) stalled() error {
 // input of a creation that failed for good; it returns the *Error
 // that ends the call when there is to be no next attempt.
 func (s *streamCall) failed(ctx context.Context, a *attempt, err error) *Error {
-	s.last = err
 	in := &s.input
 	if s.resume || s.committedAt > 0 {
 		in = nil // a continuation of a call: its input is what it was
+	} else {
+		err = markSilent(ctx, a, err, cmp.Or(s.c.cfg.FirstChunkTimeout, s.c.cfg.PerAttemptTimeout))
 	}
+	s.last = err
 	return s.c.retryOrStop(ctx, a, err, in)
 }
 

@@ -1,0 +1,28 @@
+package anthropic_test
+
+import (
+	"net/http"
+	"testing"
+
+	"github.com/anthropics/anthropic-sdk-go/v2/option"
+
+	"github.com/steadfast-go/steadfast/chaos"
+	"github.com/steadfast-go/steadfast/core"
+	"github.com/steadfast-go/steadfast/internal/llmhttptest"
+	"github.com/steadfast-go/steadfast/providers/anthropic"
+)
+
+// A primary that cannot serve is sent one request and the fallback
+// answers, through anthropic-sdk-go (see llmhttptest.CheckRoutes).
+func TestAPrimaryThatCannotServeIsTriedOnce(t *testing.T) {
+	llmhttptest.CheckRoutes(t, llmhttptest.Routes{
+		New: func(c *http.Client) core.Runnable {
+			return anthropic.NewMessages(model, option.WithAPIKey("test-key"), option.WithBaseURL("http://anthropic.test/"), option.WithHTTPClient(c))
+		},
+		Text:                 anthropic.Text,
+		Answer:               message("Hello from the fallback"),
+		StreamAnswer:         llmhttptest.SSE(start(), delta("Hello from the fallback"), stop()),
+		Overflow:             chaos.ContextOverflow(200000, 197202, 21333),
+		StreamOpensOnHeaders: true,
+	})
+}

@@ -14,6 +14,7 @@ import (
 	"github.com/steadfast-go/steadfast/core"
 	"github.com/steadfast-go/steadfast/internal/errproto"
 	"github.com/steadfast-go/steadfast/internal/room"
+	"github.com/steadfast-go/steadfast/internal/route"
 	"github.com/steadfast-go/steadfast/internal/streams"
 	"github.com/steadfast-go/steadfast/retry"
 )
@@ -324,6 +325,7 @@ func (r *Runnable) Invoke(ctx context.Context, input any, opts ...core.Option) (
 		if err != nil {
 			return nil, err
 		}
+		r.sayElsewhere(ctx, c)
 		out, err := r.invokeOn(ctx, c, input, opts)
 		if err == nil {
 			return out, nil
@@ -331,6 +333,15 @@ func (r *Runnable) Invoke(ctx context.Context, input any, opts ...core.Option) (
 		if !r.died(ctx, c.d, err) {
 			return nil, r.failed(ctx, c.d, err)
 		}
+	}
+}
+
+// sayElsewhere tells a retry layer above, inside a fallback's candidate,
+// whether a deployment other than c's can take the call's next attempt:
+// then a silent deployment ends its own turn, not the candidate's.
+func (r *Runnable) sayElsewhere(ctx context.Context, c choice) {
+	if route.HasAlternative(ctx) {
+		route.SetElsewhere(ctx, r.canServe(c.now, r.failedMask(ctx)|bit(c.d)))
 	}
 }
 
@@ -389,6 +400,7 @@ func (r *Runnable) Stream(ctx context.Context, input any, opts ...core.Option) (
 			return nil, err
 		}
 		r.ownerKey.Store(ctx, c.d.Name)
+		r.sayElsewhere(ctx, c)
 		ch, err := r.stream(ctx, c.d, func() (<-chan any, error) { return c.d.Runnable.Stream(ctx, input, opts...) })
 		if !errors.Is(err, errDied) {
 			return ch, err

@@ -28,8 +28,8 @@ func (e *silentError) ErrorType() string { return string(OutcomeSilentTimeout) }
 // else err unchanged. timeout is the attempt's own bound on that wait
 // (PerAttemptTimeout, FirstChunkTimeout), 0 when it has none.
 func markSilent(ctx context.Context, a *attempt, err error, timeout time.Duration) error {
-	if !route.HasAlternative(ctx) || !silent(a, err, timeout) {
-		return err
+	if !route.HasAlternative(ctx) || route.Elsewhere(a.ctx) || !silent(a, err, timeout) {
+		return err // no other route; or a pool below has another deployment, which comes first
 	}
 	return &silentError{err: err}
 }

@@ -27,10 +27,13 @@ const (
 	// OutcomeRetryTokensExhausted ends a call, or a Batch item, whose
 	// attempts threw away RetryConfig.MaxRetryTokens tokens.
 	OutcomeRetryTokensExhausted Outcome = "retry_tokens_exhausted"
-	// OutcomeSilentTimeout ends, after one attempt, a call whose route is
-	// silent while another route can serve it (the call is a fallback's
-	// candidate with one after it): retrying a provider that sent nothing
-	// only multiplies the wait. See RetryConfig.PerAttemptTimeout.
+	// OutcomeSilentTimeout ends a call at its first attempt that received
+	// nothing from its route (no status, no byte) before PerAttemptTimeout
+	// or FirstChunkTimeout, or before the connection closed after a long
+	// wait, while another route can serve it: the call is a fallback's
+	// candidate with one after it, and no pool below has another
+	// deployment. Retrying a provider that sends nothing only multiplies
+	// the wait.
 	OutcomeSilentTimeout Outcome = "silent_timeout"
 )
 

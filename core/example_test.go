@@ -4,9 +4,12 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"strings"
 
 	"github.com/steadfast-go/steadfast/core"
+	"github.com/steadfast-go/steadfast/internal/mock"
+	"github.com/steadfast-go/steadfast/retry"
 )
 
 func ExampleRunnableFunc() {
@@ -160,4 +163,33 @@ func ExampleReservation() {
 	// Output:
 	// true false
 	// true
+}
+
+// A consumer that can discard what it has shown passes WithResets: a
+// stream that breaks after its first chunk then starts again after a
+// Reset (here a retry layer's RestartStreams), and the consumer throws
+// away what it kept.
+func ExampleWithResets() {
+	model := mock.New(
+		mock.Stream(io.ErrUnexpectedEOF, "Hel", "lo wo"), // the connection drops mid-answer
+		mock.Stream(nil, "Hello", " world"))
+	r := retry.NewRetryRunnable(model, retry.RetryConfig{MaxRetries: 2, RestartStreams: true})
+	ch, _ := r.Stream(context.Background(), "Say hello", core.WithResets())
+	var answer strings.Builder
+	for v := range ch {
+		switch v := v.(type) {
+		case core.Reset:
+			fmt.Println("restarted after:", v.Cause)
+			answer.Reset() // what came before is void
+		case error:
+			fmt.Println("failed:", v)
+			return
+		case string:
+			answer.WriteString(v)
+		}
+	}
+	fmt.Println(answer.String())
+	// Output:
+	// restarted after: unexpected EOF
+	// Hello world
 }

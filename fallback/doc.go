@@ -10,9 +10,12 @@
 // context is done.
 //
 //   - Invoke returns the first candidate's success.
-//   - Stream moves on only before the first chunk reaches the consumer:
-//     after it, a failure is the stream's last value, and no chunk of a
-//     candidate it moved away from is ever delivered.
+//   - Stream moves on before the first chunk reaches the consumer; after
+//     it, a failure is the stream's last value, unless the caller passed
+//     core.WithResets: then the stream goes on as a core.Reset and the next
+//     candidate's answer to the original input (WithMaxRestarts, event
+//     fallback.restart). No chunk of a candidate it moved away from is
+//     delivered after the move.
 //   - Batch sends only the failed items to the next candidate and merges
 //     the results by index.
 //
@@ -23,7 +26,8 @@
 //
 // Telemetry: a span fallback.invoke, fallback.batch or fallback.stream per
 // call, with the candidate that answered (fallback.candidate,
-// fallback.candidate.name) and the switches made (fallback.switches), the
+// fallback.candidate.name) and the switches made (fallback.switches, a
+// fallback.switch event each, fallback.restart for a restart), the
 // candidates' own spans beneath it; a fallback.switches counter.
 //
 // Panics follow steadfast's policy: on the caller's goroutine they

@@ -3,6 +3,7 @@ package fallback_test
 import (
 	"context"
 	"fmt"
+	"io"
 
 	"github.com/steadfast-go/steadfast/core"
 	"github.com/steadfast-go/steadfast/fallback"
@@ -43,4 +44,28 @@ func ExampleWithInput() {
 	out, _ := chat.Invoke(context.Background(), "q")
 	fmt.Println(out)
 	// Output: translated for b: q
+}
+
+// A stream that breaks after its first chunk goes on, for a caller that
+// passed core.WithResets, as a core.Reset and the next candidate's answer
+// to the original input.
+func ExampleWithMaxRestarts() {
+	primary := mock.New(mock.Stream(io.ErrUnexpectedEOF, "Hel")) // cut mid-answer
+	backup := mock.New(mock.Stream(nil, "Hello", " from the backup"))
+	chat, err := fallback.New([]core.Runnable{primary, backup}, fallback.WithMaxRestarts(1))
+	if err != nil {
+		panic(err)
+	}
+	ch, _ := chat.Stream(context.Background(), "Say hello", core.WithResets())
+	for v := range ch {
+		if _, ok := v.(core.Reset); ok {
+			fmt.Println(" [reset]")
+			continue
+		}
+		fmt.Print(v)
+	}
+	fmt.Println()
+	// Output:
+	// Hel [reset]
+	// Hello from the backup
 }

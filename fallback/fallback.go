@@ -37,6 +37,9 @@ type Runnable struct {
 	// attempt.
 	silentMoves bool
 	input       func(candidate int, input any) any
+	// maxRestarts bounds, per call, the restarts of a committed stream on
+	// the next candidate, for a caller that accepts core.Reset.
+	maxRestarts int
 	tel         telemetry
 }
 
@@ -51,13 +54,16 @@ func New(candidates []core.Runnable, opts ...Option) (*Runnable, error) {
 			return nil, fmt.Errorf("fallback: New: candidate %d is nil", i)
 		}
 	}
-	var c config
+	c := config{maxRestarts: 1}
 	for _, opt := range opts {
 		if opt != nil {
 			opt(&c)
 		}
 	}
-	r := &Runnable{candidates: slices.Clone(candidates), switchIf: c.switchIf, input: c.input}
+	if c.maxRestarts < 0 {
+		return nil, fmt.Errorf("fallback: New: WithMaxRestarts(%d): must not be negative", c.maxRestarts)
+	}
+	r := &Runnable{candidates: slices.Clone(candidates), switchIf: c.switchIf, input: c.input, maxRestarts: c.maxRestarts}
 	if r.switchIf == nil {
 		types := slices.Clone(c.switchOn)
 		r.switchIf = func(err error) bool { return CannotServe(err) || hasErrorType(err, types) }
@@ -216,11 +222,12 @@ func (r *Runnable) Invoke(ctx context.Context, input any, opts ...core.Option) (
 type Option func(*config)
 
 type config struct {
-	switchIf func(error) bool
-	switchOn []string
-	input    func(int, any) any
-	tp       trace.TracerProvider
-	mp       metric.MeterProvider
+	switchIf    func(error) bool
+	switchOn    []string
+	input       func(int, any) any
+	maxRestarts int
+	tp          trace.TracerProvider
+	mp          metric.MeterProvider
 }
 
 // WithSwitchIf replaces the rule for moving to the next candidate
@@ -252,6 +259,22 @@ func WithInput(f func(candidate int, input any) any) Option {
 			c.input = f
 		}
 	}
+}
+
+// WithMaxRestarts bounds the restarts of one Stream call (default 1; 0
+// turns them off). For a caller that passed core.WithResets, a stream
+// that fails after its first chunk reached the consumer goes on as a
+// core.Reset and the next candidate's stream of the original input
+// (WithInput applied): never the partial answer sent as a prefill, which
+// a candidate may refuse. Any failure restarts but a panic and the
+// caller's own deadline or cancellation; a candidate that fails before
+// its first chunk in a restart moves the restart on by the usual rule
+// (CannotServe, or WithSwitchIf), and is no restart of its own. A stream
+// that delivered a tool call is restarted only when every candidate says
+// it is idempotent (implements core.Idempotency and reports true). New
+// reports an error for a negative n.
+func WithMaxRestarts(n int) Option {
+	return func(c *config) { c.maxRestarts = n }
 }
 
 // WithTracerProvider sets the tracer provider; the default is the global

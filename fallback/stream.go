@@ -8,8 +8,10 @@ import (
 	"github.com/steadfast-go/steadfast/core"
 	"github.com/steadfast-go/steadfast/internal/callspan"
 	"github.com/steadfast-go/steadfast/internal/panics"
+	"github.com/steadfast-go/steadfast/internal/route"
 	"github.com/steadfast-go/steadfast/internal/streams"
 	"github.com/steadfast-go/steadfast/internal/usage"
+	"github.com/steadfast-go/steadfast/retry"
 )
 
 var (
@@ -24,18 +26,24 @@ var (
 // Stream opens the first candidate's stream, moving to the next while
 // creation fails, and forwards it. Until its first chunk reaches the
 // consumer, an error value moves the call to the next candidate (when the
-// failure allows it); after it, nothing moves: a failure is the last value.
-// No chunk of a candidate moved away from is ever delivered. When no
-// candidate serves, the *Error is returned, or is the stream's only value
-// once a stream was open.
+// failure allows it). After it, a failure is the last value, unless the
+// caller passed core.WithResets: then, within WithMaxRestarts, the stream
+// goes on as a core.Reset and the next candidate's stream of the original
+// input (event fallback.restart). No chunk of a candidate moved away from
+// is ever delivered after that move. When no candidate serves, the *Error
+// is returned, or is the stream's last value once a stream was open.
 func (r *Runnable) Stream(ctx context.Context, input any, opts ...core.Option) (<-chan any, error) {
 	ctx, c := r.tel.begin(ctx, callspan.Stream)
 	s := &streamCall{r: r, c: c, input: input, opts: opts}
+	restarts := r.maxRestarts > 0 && len(r.candidates) > 1 && core.AcceptsResets(opts...)
+	if restarts {
+		ctx, s.tools = route.WatchToolCalls(ctx)
+	}
 	if err := s.start(ctx); err != nil {
 		return nil, err
 	}
 	return streams.Forward(ctx, streams.Source{C: s.ch, Cancel: s.cancel}, s,
-		streams.Config{Abandon: func(error) error { return errSwitched }}), nil
+		streams.Config{Abandon: func(error) error { return errSwitched }, Resume: restarts}), nil
 }
 
 // Resume continues a stream of this call (kept in the call's core.State)
@@ -75,6 +83,13 @@ type streamCall struct {
 	ch     <-chan any
 	cancel context.CancelCauseFunc
 	tokens *usage.Meter // the current candidate's, when counted
+	// tools is whether a candidate's stream delivered a tool call, when
+	// the call may restart.
+	tools *route.ToolWatch
+	// restarts counts the restarts made; restarting is the failure that
+	// one under way follows, until its first chunk is delivered.
+	restarts   int
+	restarting error
 }
 
 // start opens a stream on the caller's goroutine, then hands the call to
@@ -140,15 +155,67 @@ func (s *streamCall) Next(ctx context.Context, err error) (streams.Source, error
 // Committed implements streams.Committer: from here on nothing moves. The
 // candidate is remembered for a Resume of this call.
 func (s *streamCall) Committed(ctx context.Context) {
+	s.restarting = nil
 	if s.r.resumable {
 		s.r.owner.Store(ctx, s.i)
 	}
 }
 
-// Resume implements streams.Committer; fallback's Forward never asks it:
-// a failure after the commit is the stream's last value.
-func (s *streamCall) Resume(_ context.Context, err error, _ any) (streams.Source, error) {
-	return streams.Source{}, err
+// Resume implements streams.Committer, for a call that may restart: the
+// candidate failed after the commit with err; the next candidate's
+// stream starts the answer again, when one may. A candidate that fails
+// before its first chunk in a restart moves the restart on, as before a
+// commit.
+func (s *streamCall) Resume(ctx context.Context, err error, _ any) (streams.Source, error) {
+	s.tokens.Discard() // its chunks are voided
+	if s.restarting == nil {
+		if !s.mayRestart(ctx, err) {
+			return streams.Source{}, err
+		}
+		s.restarts++
+		s.restarting = err
+		s.errs = append(s.errs, err)
+		s.c.restarted(ctx, s.i, s.r.names, err)
+	} else if e := s.failed(ctx, err); e != nil {
+		return streams.Source{}, e
+	}
+	s.i++
+	if e := s.open(ctx); e != nil {
+		return streams.Source{}, e
+	}
+	return streams.Source{C: s.ch, Cancel: s.cancel, Restart: s.restarting}, nil
+}
+
+// mayRestart reports whether the committed stream of candidate s.i,
+// broken by err, may start again on the next: there is one, the caller's
+// context is live, restarts remain, err is neither a panic (a bug, not a
+// route) nor the caller's deadline or cancellation as a retry layer saw
+// it, and no tool call the consumer may have run was delivered, unless
+// every candidate says it is idempotent.
+func (s *streamCall) mayRestart(ctx context.Context, err error) bool {
+	if s.i+1 >= len(s.r.candidates) || ctx.Err() != nil || s.restarts >= s.r.maxRestarts || callersOwn(err) {
+		return false
+	}
+	if s.tools.Called() {
+		for _, c := range s.r.candidates {
+			if !route.SaysIdempotent(c) {
+				return false
+			}
+		}
+	}
+	return true
+}
+
+// callersOwn reports a failure no other candidate mends: a panic, or the
+// caller's deadline or cancellation.
+func callersOwn(err error) bool {
+	if _, ok := errors.AsType[*core.PanicError](err); ok {
+		return true
+	}
+	if re, ok := errors.AsType[*retry.Error](err); ok && (re.Outcome == retry.OutcomeCanceled || re.Outcome == retry.OutcomeDeadline) {
+		return true
+	}
+	return errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded)
 }
 
 // Ended implements streams.Committer: it ends the call.

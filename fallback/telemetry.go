@@ -56,10 +56,20 @@ func (t *telemetry) begin(ctx context.Context, m callspan.Method) (context.Conte
 
 // switched records a move away from candidate i.
 func (c *call) switched(ctx context.Context, i int, names []string, err error) {
+	c.moved(ctx, "fallback.switch", i, names, err)
+}
+
+// restarted records a committed stream of candidate i starting again on
+// the next candidate: a move, whose event is fallback.restart.
+func (c *call) restarted(ctx context.Context, i int, names []string, err error) {
+	c.moved(ctx, "fallback.restart", i, names, err)
+}
+
+func (c *call) moved(ctx context.Context, event string, i int, names []string, err error) {
 	c.switches++
 	c.t.Counter.Add(ctx, 1, metric.WithAttributes(attrMethod.String(c.method.String()), attrFrom.Int(i)))
 	if c.IsRecording() {
-		c.AddEvent("fallback.switch", trace.WithAttributes(
+		c.AddEvent(event, trace.WithAttributes(
 			attrFrom.Int(i), attrCandidateName.String(names[i]), semconv.ErrorTypeKey.String(errorType(err))))
 	}
 }

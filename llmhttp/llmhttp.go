@@ -30,6 +30,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/steadfast-go/steadfast/internal/route"
 	"github.com/steadfast-go/steadfast/internal/streams"
 )
 
@@ -150,6 +151,12 @@ type PumpConfig[T any] struct {
 	// Observe, when set, sees every event read, on the pump's goroutine
 	// (to gather the response's id, usage and finish reasons).
 	Observe func(T)
+	// ToolCall, when set, reports whether an event carries (a part of) a
+	// tool call. Once one is delivered the consumer may have run the tool,
+	// so a retry layer or a fallback does not start the stream again from
+	// its input (RestartStreams, core.Reset) unless the Runnable says it is
+	// idempotent.
+	ToolCall func(T) bool
 	// Done, when set, is called once the stream has ended, before its
 	// failure, if any, is delivered as the last value and the channel is
 	// closed (to record what Observe gathered, usage included: a retry
@@ -188,10 +195,15 @@ func Pump[T any](ctx context.Context, s SDKStream[T], c PumpConfig[T]) <-chan an
 func pump[T any](ctx context.Context, s SDKStream[T], c *PumpConfig[T], ch chan<- any) error {
 	var held []any // content-free events before the first with content
 	live := false  // an event with content was read: deliver everything
+	tool := false  // a tool call was delivered, and said
 	for s.Next() {
 		ev := s.Current()
 		if c.Observe != nil {
 			c.Observe(ev)
+		}
+		if !tool && c.ToolCall != nil && c.ToolCall(ev) {
+			tool = true
+			route.MarkToolCall(ctx) // before the consumer can have it
 		}
 		if c.Fail != nil {
 			if err := c.Fail(ev); err != nil {

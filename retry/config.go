@@ -52,6 +52,18 @@ type RetryConfig struct {
 	// Runnable's Resume continues after the last chunk delivered. Without
 	// it, or without a Resumer, nothing after the first chunk is retried.
 	ResumeStreams bool
+	// RestartStreams, for a Stream whose caller passed core.WithResets,
+	// starts a stream that broke after its first chunk (an error value, a
+	// stall, a malformed event) and cannot resume again from its input
+	// on the same Runnable: a retry, with its backoff, budget and
+	// MaxRetries, whose attempt span has retry.restarted = true. The
+	// consumer is sent a core.Reset before the new stream's first chunk;
+	// the tokens of the chunks it voids count as discarded. A stream that
+	// delivered a tool call (which its consumer may have run) is
+	// restarted only when the inner Runnable says it is idempotent
+	// (implements core.Idempotency and reports true). Without
+	// core.WithResets nothing changes: the failure is the last value.
+	RestartStreams bool
 	// RetryNonIdempotent opts in to retrying a Runnable whose Idempotent()
 	// reports false. Such a Runnable should deduplicate by the InvocationID
 	// of AttemptFromContext.

@@ -28,6 +28,7 @@ var configFields = []configField{
 	{"first_chunk_timeout", "FirstChunkTimeout", func(c *RetryConfig) any { return &c.FirstChunkTimeout }},
 	{"chunk_timeout", "ChunkTimeout", func(c *RetryConfig) any { return &c.ChunkTimeout }},
 	{"resume_streams", "ResumeStreams", func(c *RetryConfig) any { return &c.ResumeStreams }},
+	{"restart_streams", "RestartStreams", func(c *RetryConfig) any { return &c.RestartStreams }},
 	{"retry_non_idempotent", "RetryNonIdempotent", func(c *RetryConfig) any { return &c.RetryNonIdempotent }},
 	{"max_retries_by_class", "MaxRetriesByClass", func(c *RetryConfig) any { return &c.MaxRetriesByClass }},
 	{"max_repairs", "MaxRepairs", func(c *RetryConfig) any { return &c.MaxRepairs }},

@@ -80,7 +80,8 @@
 // retry.retryable and retry.class, and, when a backoff follows,
 // retry.backoff in seconds and retry.backoff.source: computed,
 // retry_after or budget; retry.batch.items for a Batch round,
-// retry.stream.resumed for a Resume, retry.repaired for an attempt made
+// retry.stream.resumed for a Resume, retry.restarted for a restart
+// (RestartStreams), retry.repaired for an attempt made
 // with the input Repair returned); events retry.backoff, retry.budget.hold
 // and retry.repair on the call span. Metrics: retry.attempts and
 // retry.calls (counters), retry.backoff.duration (histogram, seconds) and

@@ -7,10 +7,14 @@ import (
 	"fmt"
 	"time"
 
+	"go.opentelemetry.io/otel/attribute"
+
 	"github.com/steadfast-go/steadfast/core"
 	"github.com/steadfast-go/steadfast/internal/callspan"
 	"github.com/steadfast-go/steadfast/internal/panics"
+	"github.com/steadfast-go/steadfast/internal/route"
 	"github.com/steadfast-go/steadfast/internal/streams"
+	"github.com/steadfast-go/steadfast/internal/usage"
 )
 
 // Stream calls the inner Runnable's Stream and retries until the stream
@@ -73,18 +77,24 @@ func (r *RetryRunnable) CanResume(ctx context.Context) bool {
 func (r *RetryRunnable) stream(ctx context.Context, input any, opts []core.Option, resume bool, open func(context.Context, any) (<-chan any, error)) (<-chan any, error) {
 	s := &streamCall{input: input, opts: opts, open: open, resume: resume}
 	ctx = r.begin(ctx, &s.c, callspan.Stream, opts)
+	cfg := s.c.cfg
+	if cfg.RestartStreams && core.AcceptsResets(opts...) {
+		s.restart = true
+		ctx, s.tools = route.WatchToolCalls(ctx)
+	}
 	if e := s.start(ctx); e != nil {
 		return nil, e
 	}
-	cfg := s.c.cfg
-	s.resumer = r.resumer
+	if cfg.ResumeStreams {
+		s.resumer = r.resumer
+	}
 	return streams.Forward(ctx, streams.Source{C: s.ch, Cancel: s.cancel}, s, streams.Config{
 		FirstTimeout:      cfg.FirstChunkTimeout,
 		FirstTimeoutError: s.firstChunkTimeout,
 		Abandon:           abandoned,
 		ChunkGap:          cfg.ChunkTimeout,
 		StallError:        s.stalled,
-		Resume:            cfg.ResumeStreams && s.resumer != nil,
+		Resume:            s.resumer != nil || s.restart,
 	}), nil
 }
 
@@ -96,13 +106,21 @@ type streamCall struct {
 	opts    []core.Option
 	open    func(context.Context, any) (<-chan any, error) // the inner Stream, or Resume, of an input
 	resume  bool                                           // open is Resume: a retry, never held as a first attempt
-	resumer core.Resumer                                   // the inner Runnable, when its chain can resume
-	n       int                                            // attempts made
-	cur     attempt                                        // the live attempt, once created
-	cancel  context.CancelCauseFunc                        // cancels the live attempt's stream
-	ch      <-chan any                                     // the live attempt's stream
-	last    error                                          // the last failed attempt's error
-	gaveUp  *Error                                         // the end of a stream that resuming gave up on
+	resumer core.Resumer                                   // the inner Runnable, when its chain can resume and ResumeStreams is set
+	restart bool                                           // RestartStreams, for a caller that accepts core.Reset
+	tools   *route.ToolWatch                               // whether the stream delivered a tool call, when it may restart
+	// restarting is the failure a restart of the stream is under way
+	// after, until the restarted stream's first chunk is delivered.
+	restarting error
+	// kept are the meters of the attempts whose chunks reached the
+	// consumer: what a restart voids.
+	kept   []*usage.Meter
+	n      int                     // attempts made
+	cur    attempt                 // the live attempt, once created
+	cancel context.CancelCauseFunc // cancels the live attempt's stream
+	ch     <-chan any              // the live attempt's stream
+	last   error                   // the last failed attempt's error
+	gaveUp *Error                  // the end of a stream that resuming gave up on
 	// committedAt is the attempt whose first chunk committed the stream.
 	committedAt int
 }
@@ -229,51 +247,108 @@ func (s *streamCall) Next(ctx context.Context, err error) (streams.Source, error
 // Committed implements streams.Committer: from here on nothing is
 // retried, unless resumed.
 func (s *streamCall) Committed(ctx context.Context) {
-	s.committedAt = s.n
+	s.committedAt, s.restarting = s.n, nil
+	s.keep()
 	s.c.recordSuccess(ctx, s.n)
 	s.c.reported = s.n // if it breaks and is resumed, it is not reported again
 }
 
 // Resume implements streams.Committer: the live attempt failed after the
 // commit with err; the next attempt, after the backoff, resumes after
-// last. It returns the *Error that ends the stream when none may.
+// last, or, when the stream cannot resume and may restart, starts it
+// again. It returns the *Error that ends the stream when none may.
 func (s *streamCall) Resume(ctx context.Context, err error, last any) (streams.Source, error) {
-	broke := err // the failure that stopped the stream
-	if !s.c.r.resumer.CanResume(s.c.first) {
-		// This stream cannot resume (it committed on a candidate that
-		// cannot, or its id never came): no backoff, budget or attempt.
-		return streams.Source{}, broke
+	switch {
+	case s.restarting == nil && s.resumer != nil && s.resumer.CanResume(s.c.first):
+		return s.resumeAfter(ctx, err, last)
+	case s.restart && (!s.tools.Called() || route.SaysIdempotent(s.c.r.inner)):
+		return s.restartAfter(ctx, err)
 	}
+	// This stream cannot resume (it committed on a candidate that cannot,
+	// or its id never came) nor restart: no backoff, budget or attempt.
+	return streams.Source{}, err
+}
+
+// resumeAfter makes the attempts that resume the stream after last.
+func (s *streamCall) resumeAfter(ctx context.Context, err error, last any) (streams.Source, error) {
+	broke := err // the failure that stopped the stream
 	for {
 		s.last = err
 		e := s.c.retryOrStop(ctx, &s.cur, err, nil)
-		if e == nil {
-			s.n++
-			var a attempt
-			s.c.startAttempt(ctx, &a, s.n, 0)
-			if a.span != nil {
-				a.span.SetAttributes(attrStreamResumed.Bool(true))
+		if e != nil {
+			if e.Err != broke && errors.Is(e.Err, streams.ErrNotResumable) {
+				e.Err = errors.Join(broke, e.Err) // what broke the stream, and why it was not resumed
 			}
-			ch, cancel, rerr := s.createOnce(&a, func(ctx context.Context, in any) (<-chan any, error) {
-				return s.resumer.Resume(ctx, in, last, s.opts...)
-			}, s.input)
-			if rerr == nil {
-				s.cur, s.cancel, s.ch = a, cancel, ch
-				return streams.Source{C: ch, Cancel: cancel}, nil
-			}
-			cancel(abandoned(rerr))
-			s.cur, err = a, rerr
-			continue // a Resume that failed is a failed attempt
+			return streams.Source{}, s.giveUp(e)
 		}
-		if e.Outcome != OutcomeCanceled && e.Outcome != OutcomeDeadline {
-			e.Outcome = OutcomeCommitted
+		a, ch, cancel, rerr := s.again(ctx, attrStreamResumed, func(ctx context.Context, in any) (<-chan any, error) {
+			return s.resumer.Resume(ctx, in, last, s.opts...)
+		})
+		if rerr == nil {
+			s.keep()
+			return streams.Source{C: ch, Cancel: cancel}, nil
 		}
-		if e.Err != broke && errors.Is(e.Err, streams.ErrNotResumable) {
-			e.Err = errors.Join(broke, e.Err) // what broke the stream, and why it was not resumed
-		}
-		s.gaveUp = e
-		return streams.Source{}, e
+		cancel(abandoned(rerr))
+		s.cur, err = a, rerr // a Resume that failed is a failed attempt
 	}
+}
+
+// restartAfter makes the attempts that start the stream again from its
+// input after the failure err, voiding what the consumer has of it.
+func (s *streamCall) restartAfter(ctx context.Context, err error) (streams.Source, error) {
+	if s.restarting == nil {
+		s.restarting = err
+		for _, m := range s.kept {
+			m.Discard()
+		}
+		s.kept, s.c.reported = s.kept[:0], 0 // the live attempt's tokens are discarded as it ends
+	}
+	for {
+		s.last = err
+		if e := s.c.retryOrStop(ctx, &s.cur, err, nil); e != nil {
+			return streams.Source{}, s.giveUp(e)
+		}
+		a, ch, cancel, rerr := s.again(ctx, attrRestarted, s.open)
+		if rerr == nil {
+			return streams.Source{C: ch, Cancel: cancel, Restart: s.restarting}, nil
+		}
+		cancel(abandoned(rerr))
+		s.cur, err = a, rerr
+	}
+}
+
+// again starts the next attempt, marked on its span with mark, and opens
+// its stream with open; it becomes the live attempt when that succeeds.
+func (s *streamCall) again(ctx context.Context, mark attribute.Key, open func(context.Context, any) (<-chan any, error)) (attempt, <-chan any, context.CancelCauseFunc, error) {
+	s.n++
+	var a attempt
+	s.c.startAttempt(ctx, &a, s.n, 0)
+	if a.span != nil {
+		a.span.SetAttributes(mark.Bool(true))
+	}
+	ch, cancel, err := s.createOnce(&a, open, s.input)
+	if err == nil {
+		s.cur, s.cancel, s.ch = a, cancel, ch
+	}
+	return a, ch, cancel, err
+}
+
+// keep remembers the live attempt as one whose chunks reach the consumer,
+// for a stream that may restart.
+func (s *streamCall) keep() {
+	if s.restart && s.cur.meter != nil {
+		s.kept = append(s.kept, s.cur.meter)
+	}
+}
+
+// giveUp ends resuming or restarting the stream with e, whose outcome is
+// committed unless the caller's context ended it.
+func (s *streamCall) giveUp(e *Error) *Error {
+	if e.Outcome != OutcomeCanceled && e.Outcome != OutcomeDeadline {
+		e.Outcome = OutcomeCommitted
+	}
+	s.gaveUp = e
+	return e
 }
 
 // Ended implements streams.Committer: it ends the call.

@@ -37,6 +37,7 @@ const (
 	attrBatchItems    = attribute.Key("retry.batch.items")
 	attrStreamChunks  = attribute.Key("retry.stream.chunks")
 	attrStreamResumed = attribute.Key("retry.stream.resumed")
+	attrRestarted     = attribute.Key("retry.restarted")
 	// attrRepaired marks an attempt made with the input Repair returned.
 	attrRepaired = attribute.Key("retry.repaired")
 	// The call's tokens: input and output over its attempts, and those of

@@ -350,3 +350,31 @@ func TestTokensOfARepairedCall(t *testing.T) {
 	}
 	wantTokens(t, rec, "retry.invoke", 20, 5, 10)
 }
+
+// A restart voids what the consumer had of the stream: the tokens of the
+// broken stream are discarded, the restarted one's delivered.
+func TestTokensOfARestartedStream(t *testing.T) {
+	rec := newRecorder()
+	p := &biller{answers: []billed{
+		{in: 100, out: 5, chunks: []any{"Hel"}, err: overloaded},
+		{in: 100, out: 20, chunks: []any{"Hel", "lo"}},
+	}}
+	cfg := tokenCfg
+	cfg.RestartStreams = true
+	r, err := retry.New(p, cfg, rec.options()...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ch, err := r.Stream(t.Context(), "q", core.WithResets())
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []any
+	for v := range ch {
+		got = append(got, v)
+	}
+	if len(got) != 4 {
+		t.Fatalf("stream = %v, want Hel, a Reset, Hel, lo", got)
+	}
+	wantTokens(t, rec, "retry.stream", 200, 25, 105)
+}

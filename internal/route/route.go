@@ -7,6 +7,7 @@ package route
 
 import (
 	"context"
+	"sync/atomic"
 
 	"github.com/steadfast-go/steadfast/core"
 )
@@ -45,4 +46,42 @@ func SetElsewhere(ctx context.Context, ok bool) {
 func Elsewhere(ctx context.Context) bool {
 	ok, _ := elsewhere.Load(ctx)
 	return ok
+}
+
+// ToolWatch learns whether a stream delivered a tool call, which its
+// consumer may have run: such a stream is not started again from its
+// input unless the Runnable says it is idempotent.
+type ToolWatch struct {
+	called atomic.Bool
+	parent *ToolWatch // a layer above that watches too
+}
+
+type toolWatchKey struct{}
+
+// WatchToolCalls returns a context under which MarkToolCall tells w, and
+// every ToolWatch above it.
+func WatchToolCalls(ctx context.Context) (context.Context, *ToolWatch) {
+	parent, _ := ctx.Value(toolWatchKey{}).(*ToolWatch)
+	w := &ToolWatch{parent: parent}
+	return context.WithValue(ctx, toolWatchKey{}, w), w
+}
+
+// MarkToolCall tells every ToolWatch of ctx that a stream delivered a
+// tool call.
+func MarkToolCall(ctx context.Context) {
+	w, _ := ctx.Value(toolWatchKey{}).(*ToolWatch)
+	for ; w != nil; w = w.parent {
+		w.called.Store(true)
+	}
+}
+
+// Called reports whether a tool call was marked under w; false for nil.
+func (w *ToolWatch) Called() bool { return w != nil && w.called.Load() }
+
+// SaysIdempotent reports whether r's chain says, itself, that repeating
+// a call is safe: core.IsIdempotent presumes it of a Runnable that does
+// not say, which is too little for a call whose tool may have run.
+func SaysIdempotent(r core.Runnable) bool {
+	i, ok := core.Find[core.Idempotency](r)
+	return ok && i.Idempotent()
 }

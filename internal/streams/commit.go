@@ -3,12 +3,19 @@ package streams
 import (
 	"context"
 	"time"
+
+	"github.com/steadfast-go/steadfast/core"
 )
 
 // Source is an open attempt's stream and the cancel of its context.
 type Source struct {
 	C      <-chan any
 	Cancel context.CancelCauseFunc
+	// Restart, when not nil, says C starts the stream again from its
+	// input after the failure Restart, rather than continue it: the
+	// consumer is sent core.Reset{Cause: Restart} just before C's first
+	// chunk (or its end), never before C has shown it has one.
+	Restart error
 }
 
 // Committer is the policy of a call that commits at its first chunk. Its
@@ -27,9 +34,12 @@ type Committer interface {
 	// Resume is told, when Config.Resume is set, the failure of the live
 	// source after the commit (an error value, or a stall), after that
 	// source was cancelled, and the last chunk the consumer received. It
-	// returns the source that continues after last, or the error that ends
-	// the stream: Forward calls Ended with Failed, then delivers it as the
-	// last value.
+	// returns the source that continues after last, or one that starts
+	// the stream again (Source.Restart), or the error that ends the
+	// stream: Forward calls Ended with Failed, then delivers it as the
+	// last value. A restarted source that fails before its first chunk
+	// is told to Resume again (with the same last); once its first chunk
+	// is delivered, Committed is told again.
 	Resume(ctx context.Context, err error, last any) (Source, error)
 	// Ended is told, once, how the stream ended; it records the call's
 	// end. It runs before the stream's last error value is delivered, so a
@@ -151,16 +161,60 @@ func (m *machine) pump(ctx context.Context) {
 			return
 		}
 		if m.cfg.Resume {
-			next, err := m.p.Resume(ctx, failure, m.last)
-			if err == nil {
-				m.src = next
+			var done bool
+			if failure, done = m.resume(ctx, failure); done {
+				return
+			}
+			if failure == nil {
 				continue
 			}
-			failure = err
 		}
 		r.End, r.Err = Failed, failure
 		m.endWith(ctx, r)
 		return
+	}
+}
+
+// resume asks p for the source that goes on after failure, and makes it
+// the live one: it returns nil when the stream goes on, done when it
+// ended, else the failure that ends it. A restart's source is live once
+// its first value shows it has an answer; the consumer is then sent the
+// core.Reset, before that value.
+func (m *machine) resume(ctx context.Context, failure error) (_ error, done bool) {
+	for {
+		next, err := m.p.Resume(ctx, failure, m.last)
+		if err != nil {
+			return err, false
+		}
+		m.src = next
+		if next.Restart == nil {
+			return nil, false
+		}
+		v, got, err := m.first(ctx)
+		switch got {
+		case gotFailure:
+			m.src.Cancel(m.cfg.Abandon(err))
+			failure = err
+			continue
+		case gotDone:
+			m.p.Ended(ctx, Result{End: Canceled, Chunks: m.chunks})
+			return nil, true
+		}
+		if !Send(ctx, m.out, core.Reset{Cause: next.Restart}) {
+			m.p.Ended(ctx, Result{End: Canceled, Chunks: m.chunks})
+			return nil, true
+		}
+		if got == gotEnd {
+			m.p.Ended(ctx, Result{End: Completed, Chunks: m.chunks})
+			return nil, true
+		}
+		if !Send(ctx, m.out, v) {
+			m.p.Ended(ctx, Result{End: Canceled, Chunks: m.chunks})
+			return nil, true
+		}
+		m.seen(v)
+		m.p.Committed(ctx)
+		return nil, false
 	}
 }
 

@@ -5,11 +5,13 @@
 package llmhttptest
 
 import (
+	"context"
 	"fmt"
 	"io"
 	"net/http"
 	"strings"
 	"sync"
+	"time"
 )
 
 // Reply is one scripted HTTP response.
@@ -20,6 +22,10 @@ type Reply struct {
 	// BreakAfter, when set, makes reading the body fail with it once Body
 	// has been read: a connection that dies mid-stream.
 	BreakAfter error
+	// Stall, when positive, makes the body send nothing more for that
+	// long once Body has been read (or until the request ends), and then
+	// close the connection: a stream that stalls mid-answer.
+	Stall time.Duration
 }
 
 // JSON returns a reply with a JSON body.
@@ -130,6 +136,9 @@ func (s *Server) RoundTrip(req *http.Request) (*http.Response, error) {
 	if r.BreakAfter != nil {
 		reply = io.MultiReader(reply, errReader{r.BreakAfter})
 	}
+	if r.Stall > 0 {
+		reply = io.MultiReader(reply, stall{req.Context(), r.Stall})
+	}
 	return &http.Response{
 		Status:     fmt.Sprintf("%d %s", r.Status, http.StatusText(r.Status)),
 		StatusCode: r.Status,
@@ -138,6 +147,24 @@ func (s *Server) RoundTrip(req *http.Request) (*http.Response, error) {
 		Body:    io.NopCloser(reply),
 		Request: req,
 	}, nil
+}
+
+// stall is a body that yields nothing for d, or until its request ends,
+// and then reads as a connection closed mid-answer.
+type stall struct {
+	ctx context.Context
+	d   time.Duration
+}
+
+func (s stall) Read([]byte) (int, error) {
+	t := time.NewTimer(s.d)
+	defer t.Stop()
+	select {
+	case <-t.C:
+		return 0, io.ErrUnexpectedEOF
+	case <-s.ctx.Done():
+		return 0, s.ctx.Err()
+	}
 }
 
 type errReader struct{ err error }

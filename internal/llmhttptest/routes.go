@@ -111,7 +111,14 @@ func CheckRoutes(t *testing.T, p Routes) {
 // RouteConfig.
 func routed(t *testing.T, p Routes, transport http.RoundTripper) core.Runnable {
 	t.Helper()
-	r, err := retry.New(p.New(&http.Client{Transport: transport}), RouteConfig,
+	return routedWith(t, p.New, RouteConfig, transport)
+}
+
+// routedWith is the Runnable newRunnable builds over transport, behind a
+// retry layer under cfg.
+func routedWith(t *testing.T, newRunnable func(*http.Client) core.Runnable, cfg retry.RetryConfig, transport http.RoundTripper) core.Runnable {
+	t.Helper()
+	r, err := retry.New(newRunnable(&http.Client{Transport: transport}), cfg,
 		retry.WithTracerProvider(tnoop.NewTracerProvider()), retry.WithMeterProvider(noop.NewMeterProvider()))
 	if err != nil {
 		t.Fatal(err)

@@ -131,10 +131,11 @@ func (m *Messages) Stream(ctx context.Context, input any, _ ...core.Option) (<-c
 	}
 	var r llmhttp.Response
 	return llmhttp.Pump(ctx, s, llmhttp.PumpConfig[ant.MessageStreamEventUnion]{
-		Content: hasContent,
-		Adapt:   AdaptError,
-		Observe: func(ev ant.MessageStreamEventUnion) { observe(&r, ev) },
-		Done:    func() { r.Record(ctx) },
+		Content:  hasContent,
+		ToolCall: isToolUse,
+		Adapt:    AdaptError,
+		Observe:  func(ev ant.MessageStreamEventUnion) { observe(&r, ev) },
+		Done:     func() { r.Record(ctx) },
 	}), nil
 }
 
@@ -145,6 +146,17 @@ func hasContent(ev ant.MessageStreamEventUnion) bool {
 		return ev.Delta.Text != "" || ev.Delta.PartialJSON != "" || ev.Delta.Thinking != ""
 	case "content_block_start":
 		return ev.ContentBlock.Type == "tool_use" || ev.ContentBlock.Text != ""
+	}
+	return false
+}
+
+// isToolUse reports the start of a tool_use block, or its input's delta.
+func isToolUse(ev ant.MessageStreamEventUnion) bool {
+	switch ev.Type {
+	case "content_block_start":
+		return ev.ContentBlock.Type == "tool_use"
+	case "content_block_delta":
+		return ev.Delta.PartialJSON != ""
 	}
 	return false
 }

@@ -26,3 +26,20 @@ func TestAPrimaryThatCannotServeIsTriedOnce(t *testing.T) {
 		StreamOpensOnHeaders: true,
 	})
 }
+
+// A stream that breaks after its first chunk starts again, for a caller
+// that accepts resets, through anthropic-sdk-go (see
+// llmhttptest.CheckRestarts).
+func TestABrokenStreamRestarts(t *testing.T) {
+	llmhttptest.CheckRestarts(t, llmhttptest.Restarts{
+		New: func(c *http.Client) core.Runnable {
+			return anthropic.NewMessages(model, option.WithAPIKey("test-key"), option.WithBaseURL("http://anthropic.test/"), option.WithHTTPClient(c))
+		},
+		Text:  anthropic.Text,
+		Start: []string{start()},
+		Token: delta,
+		End:   []string{stop()},
+		ToolCall: event("content_block_start",
+			`{"type":"content_block_start","index":0,"content_block":{"type":"tool_use","id":"toolu_1","name":"charge_card","input":{}}}`),
+	})
+}

@@ -121,10 +121,11 @@ func (m *Models) Stream(ctx context.Context, input any, _ ...core.Option) (<-cha
 	seq := m.client.Models.GenerateContentStream(ctx, m.model, req.Contents, req.Config)
 	var r llmhttp.Response
 	return llmhttp.PumpSeq(ctx, seq, llmhttp.PumpConfig[*genai.GenerateContentResponse]{
-		Content: hasContent,
-		Adapt:   AdaptError,
-		Observe: func(res *genai.GenerateContentResponse) { observe(&r, res) },
-		Done:    func() { r.Record(ctx) },
+		Content:  hasContent,
+		ToolCall: hasFunctionCall,
+		Adapt:    AdaptError,
+		Observe:  func(res *genai.GenerateContentResponse) { observe(&r, res) },
+		Done:     func() { r.Record(ctx) },
 	}), nil
 }
 
@@ -136,6 +137,21 @@ func hasContent(res *genai.GenerateContentResponse) bool {
 		}
 		for _, p := range c.Content.Parts {
 			if p.Text != "" || p.FunctionCall != nil {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// hasFunctionCall reports a chunk with a function call.
+func hasFunctionCall(res *genai.GenerateContentResponse) bool {
+	for _, c := range res.Candidates {
+		if c.Content == nil {
+			continue
+		}
+		for _, p := range c.Content.Parts {
+			if p.FunctionCall != nil {
 				return true
 			}
 		}

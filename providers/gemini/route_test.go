@@ -22,3 +22,15 @@ func TestAPrimaryThatCannotServeIsTriedOnce(t *testing.T) {
 		Overflow:     chaos.ContextOverflow(1048576, 1054016, 0),
 	})
 }
+
+// A stream that breaks after its first chunk starts again, for a caller
+// that accepts resets, through genai (see llmhttptest.CheckRestarts).
+func TestABrokenStreamRestarts(t *testing.T) {
+	llmhttptest.CheckRestarts(t, llmhttptest.Restarts{
+		New:      func(c *http.Client) core.Runnable { return newModels(t, c) },
+		Text:     gemini.Text,
+		Token:    func(text string) string { return response(text, "") },
+		End:      []string{response("", "STOP")},
+		ToolCall: `{"candidates":[{"content":{"role":"model","parts":[{"functionCall":{"name":"charge_card","args":{}}}]},"index":0}]}`,
+	})
+}

@@ -135,10 +135,11 @@ func (c *Chat) Stream(ctx context.Context, input any, _ ...core.Option) (<-chan 
 	}
 	var r llmhttp.Response
 	return llmhttp.Pump(ctx, s, llmhttp.PumpConfig[oai.ChatCompletionChunk]{
-		Content: hasContent,
-		Adapt:   AdaptError,
-		Observe: func(ch oai.ChatCompletionChunk) { observe(&r, ch) },
-		Done:    func() { r.Record(ctx) },
+		Content:  hasContent,
+		ToolCall: hasToolCall,
+		Adapt:    AdaptError,
+		Observe:  func(ch oai.ChatCompletionChunk) { observe(&r, ch) },
+		Done:     func() { r.Record(ctx) },
 	}), nil
 }
 
@@ -147,6 +148,16 @@ func hasContent(chunk oai.ChatCompletionChunk) bool {
 	for _, ch := range chunk.Choices {
 		d := ch.Delta
 		if d.Content != "" || d.Refusal != "" || len(d.ToolCalls) > 0 {
+			return true
+		}
+	}
+	return false
+}
+
+// hasToolCall reports a chunk with a tool-call delta.
+func hasToolCall(chunk oai.ChatCompletionChunk) bool {
+	for _, ch := range chunk.Choices {
+		if len(ch.Delta.ToolCalls) > 0 {
 			return true
 		}
 	}

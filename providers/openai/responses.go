@@ -191,9 +191,10 @@ func (r *Responses) pump(ctx context.Context, s llmhttp.SDKStream[responses.Resp
 	output func(responses.ResponseStreamEventUnion) bool) <-chan any {
 	var rec llmhttp.Response
 	return llmhttp.Pump(ctx, s, llmhttp.PumpConfig[responses.ResponseStreamEventUnion]{
-		Content: output,
-		Adapt:   AdaptError,
-		Fail:    inBandFailure,
+		Content:  output,
+		ToolCall: isToolCall,
+		Adapt:    AdaptError,
+		Fail:     inBandFailure,
 		Observe: func(ev responses.ResponseStreamEventUnion) {
 			if ev.Response.ID != "" {
 				if st != nil {
@@ -204,6 +205,18 @@ func (r *Responses) pump(ctx context.Context, s llmhttp.SDKStream[responses.Resp
 		},
 		Done: func() { rec.Record(ctx) },
 	})
+}
+
+// isToolCall reports an event of a function or tool call: an output item
+// of that kind added, or its arguments' delta.
+func isToolCall(ev responses.ResponseStreamEventUnion) bool {
+	switch ev.Type {
+	case "response.function_call_arguments.delta", "response.custom_tool_call_input.delta":
+		return true
+	case "response.output_item.added":
+		return ev.Item.Type == "function_call" || ev.Item.Type == "custom_tool_call"
+	}
+	return false
 }
 
 // isOutput reports an event that carries output: a delta of text, a

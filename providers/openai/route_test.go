@@ -1,6 +1,7 @@
 package openai_test
 
 import (
+	"fmt"
 	"net/http"
 	"testing"
 
@@ -24,5 +25,20 @@ func TestAPrimaryThatCannotServeIsTriedOnce(t *testing.T) {
 		StreamAnswer:         llmhttptest.SSE(chunk("Hello from the fallback"), "[DONE]"),
 		Overflow:             chaos.ContextOverflow(128000, 126000, 4000),
 		StreamOpensOnHeaders: true,
+	})
+}
+
+// A stream that breaks after its first chunk starts again, for a caller
+// that accepts resets, through openai-go (see llmhttptest.CheckRestarts).
+func TestABrokenStreamRestarts(t *testing.T) {
+	llmhttptest.CheckRestarts(t, llmhttptest.Restarts{
+		New: func(c *http.Client) core.Runnable {
+			return openai.NewChat(model, option.WithAPIKey("test-key"), option.WithBaseURL("http://openai.test/v1/"), option.WithHTTPClient(c))
+		},
+		Text:  openai.Text,
+		Token: chunk,
+		End:   []string{"[DONE]"},
+		ToolCall: fmt.Sprintf(`{"id":"c1","object":"chat.completion.chunk","created":1,"model":%q,"choices":[{"index":0,"delta":`+
+			`{"tool_calls":[{"index":0,"id":"call_1","type":"function","function":{"name":"charge_card","arguments":""}}]}}]}`, model),
 	})
 }

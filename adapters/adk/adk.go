@@ -93,10 +93,11 @@ func (l *llm) Stream(ctx context.Context, input any, _ ...core.Option) (<-chan a
 	}
 	var r llmhttp.Response
 	return llmhttp.PumpSeq(ctx, l.m.GenerateContent(ctx, req, true), llmhttp.PumpConfig[*model.LLMResponse]{
-		Content: hasContent,
-		Adapt:   gemini.AdaptError,
-		Observe: func(resp *model.LLMResponse) { observe(&r, resp) },
-		Done:    func() { r.Record(ctx) },
+		Content:  hasContent,
+		ToolCall: hasFunctionCall,
+		Adapt:    gemini.AdaptError,
+		Observe:  func(resp *model.LLMResponse) { observe(&r, resp) },
+		Done:     func() { r.Record(ctx) },
 	}), nil
 }
 
@@ -121,6 +122,19 @@ func observe(r *llmhttp.Response, resp *model.LLMResponse) {
 // hasContent reports a response with a part: text, a function call.
 func hasContent(r *model.LLMResponse) bool {
 	return r != nil && r.Content != nil && len(r.Content.Parts) > 0
+}
+
+// hasFunctionCall reports a response with a function call.
+func hasFunctionCall(r *model.LLMResponse) bool {
+	if r == nil || r.Content == nil {
+		return false
+	}
+	for _, p := range r.Content.Parts {
+		if p != nil && p.FunctionCall != nil {
+			return true
+		}
+	}
+	return false
 }
 
 func request(input any) (*model.LLMRequest, error) {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"iter"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -210,4 +211,90 @@ func TestToLLMStopsTheStreamWhenTheCallerStops(t *testing.T) {
 		}
 		synctest.Wait()
 	})
+}
+
+// cutOnce is an ADK model whose first stream breaks after its first
+// partial response; it then answers as scripted does.
+type cutOnce struct {
+	scripted
+	cut bool
+}
+
+func (c *cutOnce) GenerateContent(ctx context.Context, req *model.LLMRequest, stream bool) iter.Seq2[*model.LLMResponse, error] {
+	c.mu.Lock()
+	first := !c.cut
+	c.cut = true
+	c.mu.Unlock()
+	if !first || !stream {
+		return c.scripted.GenerateContent(ctx, req, stream)
+	}
+	return func(yield func(*model.LLMResponse, error) bool) {
+		if yield(&model.LLMResponse{Content: genai.NewContentFromText("Hel", genai.RoleModel), Partial: true}, nil) {
+			yield(nil, genai.APIError{Code: 503, Status: "UNAVAILABLE", Message: "connection reset mid-answer"})
+		}
+	}
+}
+
+// A stream that breaks after its first partial response, under a retry
+// layer with RestartStreams, is started again: GenerateContent yields an
+// Interrupted partial response between the voided and the new ones, and
+// the agent's final event is the new answer, whole.
+func TestARestartIsAnInterruptedPartialResponse(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		m := &cutOnce{scripted: scripted{text: "Hello there"}}
+		restarting := cfg
+		restarting.RestartStreams = true
+		chain, err := retry.New(adk.FromLLM(m), restarting)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var got []string
+		for resp, err := range adk.ToLLM(chain, "scripted").GenerateContent(t.Context(), &model.LLMRequest{}, true) {
+			if err != nil {
+				t.Fatalf("GenerateContent: %v after %q", err, got)
+			}
+			text := ""
+			if resp.Content != nil {
+				text = resp.Content.Parts[0].Text
+			}
+			if resp.Interrupted {
+				text = "[interrupted]"
+			}
+			got = append(got, text)
+		}
+		if want := []string{"Hel", "[interrupted]", "Hello", " there", "Hello there"}; !slices.Equal(got, want) {
+			t.Errorf("responses %q, want %q", got, want)
+		}
+
+		m = &cutOnce{scripted: scripted{text: "Hello there"}}
+		a, err := llmagent.New(llmagent.Config{Name: "helper", Description: "answers", Model: adk.ToLLM(mustRetry(t, m, restarting), "scripted")})
+		if err != nil {
+			t.Fatal(err)
+		}
+		r, err := runner.NewInMemory("app", a)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var finals []string
+		for ev, err := range r.Run(t.Context(), "user", "session", genai.NewContentFromText("Say hello", genai.RoleUser), agent.RunConfig{StreamingMode: agent.StreamingModeSSE}) {
+			if err != nil {
+				t.Fatalf("the runner: %v", err)
+			}
+			if ev.IsFinalResponse() && ev.Content != nil {
+				finals = append(finals, ev.Content.Parts[0].Text)
+			}
+		}
+		if !slices.Equal(finals, []string{"Hello there"}) {
+			t.Errorf("the agent's final events %q, want the restarted answer once", finals)
+		}
+	})
+}
+
+func mustRetry(t *testing.T, m model.LLM, c retry.RetryConfig) *retry.RetryRunnable {
+	t.Helper()
+	r, err := retry.New(adk.FromLLM(m), c)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return r
 }

@@ -22,6 +22,13 @@ type runnableLLM struct {
 // stream false calls Invoke; with stream true, Stream, yielding each
 // response as it comes and a failure as the last error. A caller that
 // stops early stops the stream: nothing outlives the call.
+//
+// The stream is asked with core.WithResets: when the chain starts it
+// again (a retry layer's RestartStreams, a fallback's next candidate), the
+// responses yielded so far are voided, and GenerateContent yields a
+// partial response marked Interrupted before the new ones. ADK's runner
+// keeps only the final, non-partial response, which is the restarted
+// answer's; a UI showing the partial text clears it at the interruption.
 func ToLLM(r core.Runnable, name string) model.LLM {
 	return &runnableLLM{r: r, name: name}
 }
@@ -48,7 +55,7 @@ func (l *runnableLLM) GenerateContent(ctx context.Context, req *model.LLMRequest
 		}
 		ctx, cancel := context.WithCancel(ctx)
 		defer cancel()
-		ch, err := l.r.Stream(ctx, req)
+		ch, err := l.r.Stream(ctx, req, core.WithResets())
 		if err != nil {
 			yield(nil, err)
 			return
@@ -59,9 +66,15 @@ func (l *runnableLLM) GenerateContent(ctx context.Context, req *model.LLMRequest
 			}
 		}()
 		for v := range ch {
-			if err, ok := v.(error); ok {
-				yield(nil, err)
+			switch v := v.(type) {
+			case error:
+				yield(nil, v)
 				return
+			case core.Reset:
+				if !yield(&model.LLMResponse{Partial: true, Interrupted: true}, nil) {
+					return
+				}
+				continue
 			}
 			resp, err := response(v)
 			if !yield(resp, err) || err != nil {

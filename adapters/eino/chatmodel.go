@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"strings"
 
 	"github.com/cloudwego/eino/components/model"
 	"github.com/cloudwego/eino/schema"
@@ -59,9 +60,18 @@ func (m *RunnableChatModel) Generate(ctx context.Context, input []*schema.Messag
 
 // Stream streams the Runnable into an eino StreamReader: its chunks, then
 // its failure as the reader's error. Closing the reader stops the stream.
+//
+// The stream is asked with core.WithResets, so a chain that can start a
+// broken stream again (a retry layer's RestartStreams, a fallback's next
+// candidate) does. A StreamReader cannot take back a chunk, and its
+// reader joins them into the answer, so after a core.Reset the reader is
+// given only what extends its text into the new answer: nothing until
+// the new answer has repeated that text, then the rest. When the new
+// answer says something else, the reader ends with the failure that
+// broke the stream, as it would without the restart.
 func (m *RunnableChatModel) Stream(ctx context.Context, input []*schema.Message, opts ...model.Option) (*schema.StreamReader[*schema.Message], error) {
 	ctx, cancel := context.WithCancel(ctx)
-	ch, err := m.r.Stream(ctx, input, m.pass(opts))
+	ch, err := m.r.Stream(ctx, input, m.pass(opts), core.WithResets())
 	if err != nil {
 		cancel()
 		return nil, err
@@ -70,11 +80,18 @@ func (m *RunnableChatModel) Stream(ctx context.Context, input []*schema.Message,
 	go func() {
 		defer cancel() // the consumer's Close, or the end: stop the producer
 		defer sw.Close()
+		var again restart
 		for v := range ch {
 			var closed bool
 			switch v := v.(type) {
+			case core.Reset:
+				again.reset(v)
 			case *schema.Message:
-				closed = sw.Send(v, nil)
+				msg, err := again.next(v)
+				if msg == nil && err == nil {
+					continue
+				}
+				closed = sw.Send(msg, err) || err != nil
 			case error:
 				closed = sw.Send(nil, v)
 			default:
@@ -86,4 +103,41 @@ func (m *RunnableChatModel) Stream(ctx context.Context, input []*schema.Message,
 		}
 	}()
 	return sr, nil
+}
+
+// restart follows a stream across core.Resets for a reader that keeps
+// every chunk it was given: once a Reset voids them, the new answer's
+// chunks are held until its text has repeated the reader's, and only
+// the rest is passed on.
+type restart struct {
+	had, now strings.Builder // the reader's text; the new answer's, since the last Reset
+	holding  bool            // a Reset came and the new answer has not repeated had yet
+	cause    error           // what broke the stream, for a new answer that differs
+}
+
+func (r *restart) reset(v core.Reset) {
+	r.now.Reset()
+	r.holding, r.cause = true, v.Cause
+}
+
+// next returns the chunk to pass on for msg (nil when it is held), or
+// the failure that ends the reader when the new answer differs.
+func (r *restart) next(msg *schema.Message) (*schema.Message, error) {
+	if !r.holding {
+		r.had.WriteString(msg.Content)
+		return msg, nil
+	}
+	r.now.WriteString(msg.Content)
+	had, now := r.had.String(), r.now.String()
+	switch {
+	case len(msg.ToolCalls) > 0 || msg.ReasoningContent != "" || !strings.HasPrefix(now, had) && !strings.HasPrefix(had, now):
+		return nil, fmt.Errorf("eino: the stream broke, and its restart answered differently from what the reader has: %w", r.cause)
+	case len(now) <= len(had):
+		return nil, nil // still repeating what the reader has
+	}
+	out := *msg
+	out.Content = now[len(had):]
+	r.holding = false
+	r.had.WriteString(out.Content)
+	return &out, nil
 }

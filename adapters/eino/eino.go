@@ -132,8 +132,9 @@ func (r *ChatModelRunnable) Stream(ctx context.Context, input any, opts ...core.
 		return nil, r.cfg.adapt(err)
 	}
 	return llmhttp.Pump(ctx, &reader{sr: sr}, llmhttp.PumpConfig[*schema.Message]{
-		Content: hasContent,
-		Adapt:   r.cfg.adapt,
+		Content:  hasContent,
+		ToolCall: func(m *schema.Message) bool { return m != nil && len(m.ToolCalls) > 0 },
+		Adapt:    r.cfg.adapt,
 	}), nil
 }
 

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"io"
+	"slices"
 	"sync"
 	"testing"
 	"testing/synctest"
@@ -89,11 +90,17 @@ func answer(text string) *schema.Message {
 // retried wraps m: FromChatModel, retry with 1s backoffs, ToChatModel.
 func retried(t *testing.T, m model.BaseChatModel) *eino.RunnableChatModel {
 	t.Helper()
+	return retriedWith(t, m, retry.RetryConfig{MaxRetries: 2, InitialBackoff: time.Second, MaxBackoff: time.Second})
+}
+
+// retriedWith wraps m: FromChatModel, retry under cfg, ToChatModel.
+func retriedWith(t *testing.T, m model.BaseChatModel, cfg retry.RetryConfig) *eino.RunnableChatModel {
+	t.Helper()
 	r, err := eino.FromChatModel(m)
 	if err != nil {
 		t.Fatal(err)
 	}
-	rr, err := retry.New(r, retry.RetryConfig{MaxRetries: 2, InitialBackoff: time.Second, MaxBackoff: time.Second},
+	rr, err := retry.New(r, cfg,
 		retry.WithTracerProvider(tnoop.NewTracerProvider()), retry.WithMeterProvider(noop.NewMeterProvider()))
 	if err != nil {
 		t.Fatal(err)
@@ -288,5 +295,58 @@ func TestErrorAdapterClassifies(t *testing.T) {
 	_, err = rr.Invoke(t.Context(), "q")
 	if re, ok := errors.AsType[*retry.Error](err); !ok || re.Outcome != retry.OutcomeNotRetryable || m.calls != 1 || !errors.Is(err, errRateLimited) {
 		t.Errorf("Invoke() error = %v after %d calls, want not_retryable after 1, the model's error reachable", err, m.calls)
+	}
+}
+
+// A stream that breaks after its first chunk, under a retry layer with
+// RestartStreams, is started again; the StreamReader, which cannot take a
+// chunk back, is given only what extends its text into the new answer,
+// or, when the new answer differs, the failure that broke the stream.
+func TestARestartedStreamExtendsWhatTheReaderHas(t *testing.T) {
+	cfg := retry.RetryConfig{MaxRetries: 2, InitialBackoff: time.Second, MaxBackoff: time.Second, RestartStreams: true}
+	msgs := func(texts ...string) []*schema.Message {
+		var out []*schema.Message
+		for _, s := range texts {
+			out = append(out, schema.AssistantMessage(s, nil))
+		}
+		return out
+	}
+	for _, tc := range []struct {
+		name  string
+		again []string
+		got   []string
+		fails bool
+	}{
+		{"the same answer again", []string{"Hel", "lo wor", "ld"}, []string{"Hel", "lo wor", "ld"}, false},
+		{"other chunks, the same text", []string{"Hello w", "orld"}, []string{"Hel", "lo wor", "ld"}, false},
+		{"another answer", []string{"Good", "bye"}, []string{"Hel", "lo wor"}, true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			synctest.Test(t, func(t *testing.T) {
+				m := &chatModel{turns: []turn{{chunks: msgs("Hel", "lo wor"), err: overloaded{}}, {chunks: msgs(tc.again...)}}}
+				sr, err := retriedWith(t, m, cfg).Stream(t.Context(), nil)
+				if err != nil {
+					t.Fatal(err)
+				}
+				defer sr.Close()
+				var got []string
+				for {
+					msg, err := sr.Recv()
+					if errors.Is(err, io.EOF) {
+						break
+					}
+					if err != nil {
+						if !tc.fails || !errors.As(err, new(overloaded)) {
+							t.Fatalf("Recv() error = %v after %q", err, got)
+						}
+						break
+					}
+					got = append(got, msg.Content)
+				}
+				if !slices.Equal(got, tc.got) || m.calls != 2 {
+					t.Errorf("reader got %q after %d calls, want %q after 2", got, m.calls, tc.got)
+				}
+			})
+		})
 	}
 }

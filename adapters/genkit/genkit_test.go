@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -193,4 +194,48 @@ func modelAction(fn func(context.Context, *ai.ModelRequest, ai.ModelStreamCallba
 	return func(ctx context.Context, req *ai.ModelRequest, _ map[string]any, cb ai.ModelStreamCallback) (*ai.ModelResponse, error) {
 		return fn(ctx, req, cb)
 	}
+}
+
+// A stream that breaks after its first chunks, under a retry layer with
+// RestartStreams, is started again: the callback's first chunk of the new
+// answer is marked Aggregated, Genkit's word for a chunk that replaces
+// what came before, and Generate returns the new answer.
+func TestARestartReachesTheCallbackAsAnAggregatedChunk(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		var calls atomic.Int32
+		breaksOnce := func(ctx context.Context, _ *ai.ModelRequest, cb ai.ModelStreamCallback) (*ai.ModelResponse, error) {
+			words := []string{"Hello", " from", " Genkit"}
+			first := calls.Add(1) == 1
+			for i, w := range words {
+				if first && i == 2 {
+					return nil, &llmhttp.APIError{Status: 503, Err: errors.New("503 connection reset mid-answer")}
+				}
+				if err := cb(ctx, &ai.ModelResponseChunk{Content: []*ai.Part{ai.NewTextPart(w)}}); err != nil {
+					return nil, err
+				}
+			}
+			return &ai.ModelResponse{Message: ai.NewModelTextMessage(strings.Join(words, "")), FinishReason: ai.FinishReasonStop}, nil
+		}
+		m := gk.DefineModelAction(g, fmt.Sprintf("test/breaking-%d", models.Add(1)),
+			&ai.ModelOptions{Supports: &ai.ModelSupports{Multiturn: true}}, modelAction(breaksOnce))
+		restarting := cfg
+		restarting.RestartStreams = true
+		var chunks []string
+		resp, err := gk.Generate(t.Context(), g, ai.WithModel(m), ai.WithPrompt("Say hello"),
+			ai.WithUse(genkit.Middleware(retry.Middleware(restarting))),
+			ai.WithStreaming(func(_ context.Context, c *ai.ModelResponseChunk) error {
+				text := c.Text()
+				if c.Aggregated {
+					text = "[replace]" + text
+				}
+				chunks = append(chunks, text)
+				return nil
+			}))
+		if err != nil || resp.Text() != "Hello from Genkit" || calls.Load() != 2 {
+			t.Fatalf("Generate() = %v, %v after %d model calls; want the answer after 2", resp, err, calls.Load())
+		}
+		if want := []string{"Hello", " from", "[replace]Hello", " from", " Genkit"}; !slices.Equal(chunks, want) {
+			t.Errorf("the callback got %q, want %q", chunks, want)
+		}
+	})
 }

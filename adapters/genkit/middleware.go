@@ -17,7 +17,12 @@ import (
 // call Genkit was about to make. The chain is built once, here, and
 // shared by every Generate: a retry budget or a breaker inside it sees
 // them all. A streaming caller's callback receives only the chunks of the
-// attempt that committed.
+// attempt that committed, and of a restart: the chain is streamed with
+// core.WithResets, and when it starts the answer again (a retry layer's
+// RestartStreams, a fallback's next candidate) the first chunk of the new
+// answer reaches the callback marked Aggregated, Genkit's word for a
+// chunk that holds all the data before it: what the callback had is
+// replaced. The response returned is the restarted answer's.
 //
 // Under a fallback, the other candidates are Runnables over
 // *ai.ModelRequest: FromModel of another Genkit model, say.
@@ -44,7 +49,7 @@ func Middleware(mw ...core.Middleware) ai.Middleware {
 func forward(ctx context.Context, chain core.Runnable, p *ai.ModelParams) (*ai.ModelResponse, error) {
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
-	ch, err := chain.Stream(ctx, p.Request)
+	ch, err := chain.Stream(ctx, p.Request, core.WithResets())
 	if err != nil {
 		return nil, err
 	}
@@ -54,9 +59,16 @@ func forward(ctx context.Context, chain core.Runnable, p *ai.ModelParams) (*ai.M
 		}
 	}()
 	var resp *ai.ModelResponse
+	restarted := false // a core.Reset came: the next chunk replaces what the callback had
 	for v := range ch {
 		switch v := v.(type) {
+		case core.Reset:
+			restarted, resp = true, nil
 		case *ai.ModelResponseChunk:
+			if restarted {
+				c := *v
+				c.Aggregated, v, restarted = true, &c, false
+			}
 			if err := p.Callback(ctx, v); err != nil {
 				return nil, err
 			}

@@ -34,13 +34,28 @@ func stream(ctx context.Context, generate func(context.Context, ai.ModelStreamCa
 		}
 	}
 	return llmhttp.PumpSeq(ctx, seq, llmhttp.PumpConfig[any]{
-		Content: hasContent,
-		Adapt:   func(err error) error { return err }, // generate's errors are adapted already
+		Content:  hasContent,
+		ToolCall: hasToolRequest,
+		Adapt:    func(err error) error { return err }, // generate's errors are adapted already
 	})
 }
 
 // errStopped tells the model its stream's consumer is gone.
 var errStopped = errors.New("genkit: the stream was stopped")
+
+// hasToolRequest reports a chunk with a request to run a tool.
+func hasToolRequest(v any) bool {
+	c, ok := v.(*ai.ModelResponseChunk)
+	if !ok || c == nil {
+		return false
+	}
+	for _, p := range c.Content {
+		if p.IsToolRequest() {
+			return true
+		}
+	}
+	return false
+}
 
 // hasContent reports a chunk with a part (text, a tool request, media),
 // or the response, which is the answer.

@@ -83,11 +83,17 @@ func withTool(text string) *llms.ContentResponse {
 // retried wraps m: FromModel, then retry with 1s backoffs, then ToModel.
 func retried(t *testing.T, m llms.Model) *langchaingo.RunnableModel {
 	t.Helper()
+	return retriedWith(t, m, retry.RetryConfig{MaxRetries: 2, InitialBackoff: time.Second, MaxBackoff: time.Second})
+}
+
+// retriedWith wraps m: FromModel, then retry under cfg, then ToModel.
+func retriedWith(t *testing.T, m llms.Model, cfg retry.RetryConfig) *langchaingo.RunnableModel {
+	t.Helper()
 	r, err := langchaingo.FromModel(m)
 	if err != nil {
 		t.Fatal(err)
 	}
-	rr, err := retry.New(r, retry.RetryConfig{MaxRetries: 2, InitialBackoff: time.Second, MaxBackoff: time.Second},
+	rr, err := retry.New(r, cfg,
 		retry.WithTracerProvider(tnoop.NewTracerProvider()), retry.WithMeterProvider(noop.NewMeterProvider()))
 	if err != nil {
 		t.Fatal(err)
@@ -217,5 +223,43 @@ func TestErrorAdapterClassifies(t *testing.T) {
 	_, err = rr.Invoke(t.Context(), "q")
 	if re, ok := errors.AsType[*retry.Error](err); !ok || re.Outcome != retry.OutcomeNotRetryable || m.calls != 1 {
 		t.Errorf("Invoke() error = %v after %d calls, want not_retryable after 1", err, m.calls)
+	}
+}
+
+// A stream that breaks after its first chunk, under a retry layer with
+// RestartStreams, is started again: GenerateContent returns the restarted
+// answer, and the streaming function is only ever given text that extends
+// what it has into that answer.
+func TestARestartedStreamReturnsTheWholeAnswer(t *testing.T) {
+	cfg := retry.RetryConfig{MaxRetries: 2, InitialBackoff: time.Second, MaxBackoff: time.Second, RestartStreams: true}
+	for _, tc := range []struct {
+		name   string
+		again  []string
+		answer string
+		seen   []string
+	}{
+		{"the same answer again", []string{"Hel", "lo wor", "ld"}, "Hello world", []string{"Hel", "lo wor", "ld"}},
+		{"a longer first chunk", []string{"Hello w", "orld"}, "Hello world", []string{"Hel", "lo wor", "ld"}},
+		{"another answer", []string{"Good", "bye"}, "Goodbye", []string{"Hel", "lo wor"}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			synctest.Test(t, func(t *testing.T) {
+				m := &scripted{turns: []turn{
+					{chunks: []string{"Hel", "lo wor"}, err: overloaded{}},
+					{chunks: tc.again, res: &llms.ContentResponse{Choices: []*llms.ContentChoice{{Content: tc.answer}}}},
+				}}
+				var seen []string
+				res, err := retriedWith(t, m, cfg).GenerateContent(t.Context(), nil, llms.WithStreamingFunc(func(_ context.Context, c []byte) error {
+					seen = append(seen, string(c))
+					return nil
+				}))
+				if err != nil || res.Choices[0].Content != tc.answer || m.calls != 2 {
+					t.Fatalf("GenerateContent() = %v, %v after %d calls, want %q after 2", res, err, m.calls, tc.answer)
+				}
+				if !slices.Equal(seen, tc.seen) {
+					t.Errorf("the streaming function saw %q, want %q", seen, tc.seen)
+				}
+			})
+		})
 	}
 }

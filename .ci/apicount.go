@@ -2,7 +2,9 @@
 
 // apicount prints how many names each package of the root module exports
 // and fails when a package, or the module as a whole, is above its budget
-// (DESIGN §10, lowered to what v1.0.0-rc.1 exports, with §11's restarts): exported funcs, methods on exported types, types, consts and
+// (DESIGN §10, lowered to what v1.0.0-rc.1 exports, plus the names §11
+// adds: restarts, and ratelimit's Concurrency with its priorities, which
+// take the module past §10's 290): exported funcs, methods on exported types, types, consts and
 // vars, in non-test files. internal/ and examples/ are not counted; chaos is
 // counted apart from the module's total. Nested modules (a directory with a
 // go.mod of its own) are not part of the root module.
@@ -25,8 +27,8 @@ import (
 // budgets are the most names a package may export; total bounds the
 // packages counted together.
 var (
-	budgets = map[string]int{"retry": 78, "core": 44, "llmhttp": 30}
-	total   = 283
+	budgets = map[string]int{"retry": 78, "core": 44, "llmhttp": 30, "ratelimit": 45}
+	total   = 298
 	apart   = map[string]bool{"chaos": true}
 )
 

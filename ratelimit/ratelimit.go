@@ -28,6 +28,16 @@
 // 429. A call is counted against them as it goes, after its turn in the
 // bucket. With the fleet module's Backend, the count is the whole
 // fleet's.
+//
+// NewConcurrency and ConcurrencyMiddleware limit calls in flight instead,
+// at a limit that finds the provider's capacity when nothing says it (a
+// provider that answers 429 when concurrency rises too fast, a
+// self-hosted model whose first token comes later as its queue grows):
+// cut on rate limits and overloads, raised after windows of clean
+// answers. Its calls wait by class (WithPriority: Interactive, Standard,
+// Batch), with no class starved. A rate and a concurrency limit compose:
+// put both inside the retry layer, the concurrency limit nearest the
+// provider, so that a permit is held only while the provider works.
 package ratelimit
 
 import (

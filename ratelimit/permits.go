@@ -1,0 +1,202 @@
+package ratelimit
+
+import (
+	"context"
+	"math"
+	"slices"
+	"sync"
+	"time"
+
+	"github.com/steadfast-go/steadfast/internal/room"
+)
+
+// permits are a Concurrency's calls in flight, its limit and the calls
+// waiting for room, by class.
+type permits struct {
+	mu       sync.Mutex
+	a        aimd
+	inflight float64
+	queue    []*waiter // in arrival order
+	// starve is ConcurrencyConfig.MaxStarvation; a waiting call moves a
+	// class up each quarter of it.
+	starve time.Duration
+	// done and since measure the cost answered per second, for the wait a
+	// queued call can expect: rate, over windows of a second or more.
+	done  float64
+	since time.Time
+	rate  float64
+}
+
+// waiter is a call waiting for room.
+type waiter struct {
+	cost  float64
+	prio  Priority
+	since time.Time
+	ready chan struct{} // closed when granted
+	grant grant
+}
+
+// grant is a call's permit: what it took, and the limit's state when it
+// was admitted.
+type grant struct {
+	cost      float64
+	epoch     uint64
+	saturated bool
+}
+
+// take admits a call of cost now, or queues it and waits for room
+// within b: the caller's deadline and MaxWait. A call whose expected wait
+// is past b is refused at once with a *LimitedError, and so is one whose
+// wait runs out; a call whose context ends returns its cause. A cost
+// above the largest limit never fits.
+func (p *permits) take(ctx context.Context, cost float64, prio Priority, b room.Bound) (grant, error) {
+	now := time.Now()
+	p.mu.Lock()
+	if cost > p.a.max {
+		p.mu.Unlock()
+		return grant{}, &permitError{cost: cost, max: p.a.max}
+	}
+	if len(p.queue) == 0 && p.fits(cost) {
+		g := p.admit(cost)
+		p.mu.Unlock()
+		return g, nil
+	}
+	b.Since = now
+	if wait, known := p.expected(cost); known {
+		if ok, byDeadline := b.Fits(ctx, now, wait); !ok {
+			p.mu.Unlock()
+			return grant{}, &LimitedError{Wait: wait, Deadline: byDeadline}
+		}
+	}
+	w := &waiter{cost: cost, prio: prio, since: now, ready: make(chan struct{})}
+	p.queue = append(p.queue, w)
+	p.mu.Unlock()
+	return p.await(ctx, w, b)
+}
+
+// await waits for w's grant until b's bound or ctx's end.
+func (p *permits) await(ctx context.Context, w *waiter, b room.Bound) (grant, error) {
+	bound, byDeadline := b.Max, false
+	if dl, ok := ctx.Deadline(); ok {
+		if d := time.Until(dl); d < bound {
+			bound, byDeadline = d, true
+		}
+	}
+	t := time.NewTimer(bound)
+	defer t.Stop()
+	select {
+	case <-w.ready:
+		return w.grant, nil
+	case <-ctx.Done():
+	case <-t.C:
+	}
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	select {
+	case <-w.ready: // granted as the wait ended
+		if ctx.Err() == nil {
+			return w.grant, nil
+		}
+		p.inflight = math.Max(0, p.inflight-w.grant.cost) // its call will not go: the room is the next's
+		p.dispatch(time.Now())
+	default:
+		p.queue = slices.DeleteFunc(p.queue, func(x *waiter) bool { return x == w })
+	}
+	if ctx.Err() != nil {
+		return grant{}, context.Cause(ctx)
+	}
+	return grant{}, &LimitedError{Wait: time.Since(w.since), Deadline: byDeadline}
+}
+
+// fits reports whether a call of cost may go now: it fits in the limit,
+// or nothing is in flight (a cost above a limit that was cut goes alone).
+func (p *permits) fits(cost float64) bool {
+	return p.inflight == 0 || p.inflight+cost <= p.a.limit
+}
+
+// admit takes cost of the limit for a call.
+func (p *permits) admit(cost float64) grant {
+	p.inflight += cost
+	return grant{cost: cost, epoch: p.a.epoch, saturated: 2*p.inflight >= p.a.limit || len(p.queue) > 0}
+}
+
+// expected is the wait a call of cost can expect behind the queue, at the
+// rate calls have been answered; known is false before any was.
+func (p *permits) expected(cost float64) (time.Duration, bool) {
+	if p.rate <= 0 {
+		return 0, false
+	}
+	ahead := cost
+	for _, w := range p.queue {
+		ahead += w.cost
+	}
+	ahead -= p.a.limit - p.inflight
+	return time.Duration(math.Max(0, ahead) / p.rate * float64(time.Second)), true
+}
+
+// give returns g's room with what its call's end said, and lets the
+// calls it makes room for go. It reports whether the limit changed.
+func (p *permits) give(g grant, o outcome) (limit float64, changed bool) {
+	now := time.Now()
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.inflight = math.Max(0, p.inflight-g.cost)
+	p.answered(now, g.cost)
+	o.cost, o.epoch, o.saturated = g.cost, g.epoch, g.saturated
+	changed = p.a.observe(o)
+	p.dispatch(now)
+	return p.a.limit, changed
+}
+
+// answered counts cost answered at now, for the rate.
+func (p *permits) answered(now time.Time, cost float64) {
+	if p.since.IsZero() {
+		p.since = now
+	}
+	p.done += cost
+	if d := now.Sub(p.since); d >= time.Second {
+		r := p.done / d.Seconds()
+		if p.rate == 0 {
+			p.rate = r
+		} else {
+			p.rate = (p.rate + r) / 2
+		}
+		p.done, p.since = 0, now
+	}
+}
+
+// dispatch grants the waiting calls the limit has room for, best first;
+// it stops at the first that does not fit, so that a large call is not
+// passed over for ever by small ones.
+func (p *permits) dispatch(now time.Time) {
+	for len(p.queue) > 0 {
+		i := p.next(now)
+		w := p.queue[i]
+		if !p.fits(w.cost) {
+			return
+		}
+		p.queue = slices.Delete(p.queue, i, i+1)
+		w.grant = p.admit(w.cost)
+		w.grant.saturated = true
+		close(w.ready)
+	}
+}
+
+// next is the waiting call to go first: one that has waited MaxStarvation
+// (the oldest), else the best class once aged (a class up per quarter of
+// MaxStarvation waited), the oldest among equals.
+func (p *permits) next(now time.Time) int {
+	best, bestRank := 0, math.Inf(1)
+	step := p.starve / 4
+	for i, w := range p.queue {
+		waited := now.Sub(w.since)
+		if waited >= p.starve {
+			return i
+		}
+		rank := float64(w.prio) - float64(waited)/float64(step)
+		if rank < bestRank {
+			best, bestRank = i, rank
+		}
+	}
+	return best
+}

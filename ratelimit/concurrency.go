@@ -156,10 +156,27 @@ func (r *Concurrency) Invoke(ctx context.Context, input any, opts ...core.Option
 	if err != nil {
 		return nil, err
 	}
+	defer r.giveIfUnwinding(g)()
 	out, err := r.inner.Invoke(ctx, input, opts...)
 	r.give(g, err, 0)
+	g.given = true
 	return out, err
 }
+
+// giveIfUnwinding returns the deferred call that gives g back when the
+// inner Runnable panicked (or called runtime.Goexit) before it was: the
+// permit is never lost, and the panic goes on unchanged.
+func (r *Concurrency) giveIfUnwinding(g *grant) func() {
+	return func() {
+		if !g.given {
+			r.give(g, errUnwound, 0)
+		}
+	}
+}
+
+// errUnwound is the outcome of a call whose Runnable panicked: neither an
+// answer nor an overload.
+var errUnwound = errors.New("ratelimit: the inner Runnable panicked")
 
 // Batch runs each item as a call of its own, each with its permit, so
 // that the items in flight are what the limit counts (bounded by
@@ -198,12 +215,15 @@ func (r *Concurrency) stream(ctx context.Context, input any, open func(context.C
 	if err != nil {
 		return nil, err
 	}
+	defer r.giveIfUnwinding(g)()
 	start := time.Now()
 	ch, err := open(ctx)
 	if err != nil {
 		r.give(g, err, 0)
+		g.given = true
 		return nil, err
 	}
+	g.given = true // the forwarding goroutine gives it back
 	out := make(chan any)
 	go func() {
 		defer close(out)
@@ -239,26 +259,29 @@ func (r *Concurrency) stream(ctx context.Context, input any, open func(context.C
 }
 
 // take waits for a call's permit, within its deadline and MaxWait.
-func (r *Concurrency) take(ctx context.Context, input any) (grant, error) {
+func (r *Concurrency) take(ctx context.Context, input any) (*grant, error) {
 	cost := 1.0
 	if r.cost != nil {
 		n := r.cost(input)
 		if n < 0 {
-			return grant{}, &costError{cost: n}
+			return nil, &costError{cost: n}
 		}
 		cost = float64(n)
 	}
 	prio := priorityOf(ctx)
 	g, err := r.p.take(ctx, cost, prio, room.Bound{Max: r.maxWait})
-	if _, limited := errors.AsType[*LimitedError](err); limited {
-		r.tel.shed.Add(ctx, 1, metric.WithAttributes(attrPriority.String(prio.name())))
+	if err != nil {
+		if _, limited := errors.AsType[*LimitedError](err); limited {
+			r.tel.shed.Add(ctx, 1, metric.WithAttributes(attrPriority.String(prio.name())))
+		}
+		return nil, err
 	}
-	return g, err
+	return &g, nil
 }
 
 // give returns a call's permit with what its end, err, says of the
 // provider: an overload, a clean answer, or neither.
-func (r *Concurrency) give(g grant, err error, ttft time.Duration) {
+func (r *Concurrency) give(g *grant, err error, ttft time.Duration) {
 	o := outcome{clean: err == nil, ttft: ttft}
 	if err != nil && !errproto.Local(err) {
 		switch errproto.Class(err) {
@@ -267,7 +290,7 @@ func (r *Concurrency) give(g grant, err error, ttft time.Duration) {
 			o.hint, _ = errproto.RetryAfter(err)
 		}
 	}
-	if limit, changed := r.p.give(g, o); changed {
+	if limit, changed := r.p.give(*g, o); changed {
 		r.tel.limitNow(limit)
 	}
 }

@@ -519,3 +519,53 @@ func TestTheFirstChunksTimeKeepsTheLimitNearAQueuingProvider(t *testing.T) {
 		}
 	})
 }
+
+// A Runnable that panics gives its permit back: the panic goes on, and
+// the next call still gets the only permit.
+func TestAPanicGivesThePermitBack(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		calls := 0
+		inner := core.RunnableFunc(func(context.Context, any, ...core.Option) (any, error) {
+			calls++
+			if calls <= 2 {
+				panic("boom")
+			}
+			return "ok", nil
+		})
+		r := newConcurrency(t, streamPanics{inner}, ratelimit.ConcurrencyConfig{Min: 1, Max: 1, MaxWait: time.Second})
+		func() {
+			defer func() {
+				if v := recover(); v != "boom" {
+					t.Errorf("Invoke recovered %v, want the panic", v)
+				}
+			}()
+			_, _ = r.Invoke(t.Context(), "q")
+		}()
+		func() {
+			defer func() {
+				if v := recover(); v != "boom" {
+					t.Errorf("Stream recovered %v, want the panic", v)
+				}
+			}()
+			_, _ = r.Stream(t.Context(), "q")
+		}()
+		if out, err := r.Invoke(t.Context(), "q"); err != nil || out != "ok" {
+			t.Errorf("after the panics: %v, %v; want ok, the permit given back", out, err)
+		}
+	})
+}
+
+// streamPanics is a Runnable whose Stream is its Invoke, so that it
+// panics the same way.
+type streamPanics struct{ core.RunnableFunc }
+
+func (s streamPanics) Stream(ctx context.Context, in any, opts ...core.Option) (<-chan any, error) {
+	out, err := s.RunnableFunc(ctx, in, opts...)
+	if err != nil {
+		return nil, err
+	}
+	ch := make(chan any, 1)
+	ch <- out
+	close(ch)
+	return ch, nil
+}

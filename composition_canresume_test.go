@@ -92,6 +92,15 @@ func decorators(t *testing.T) map[string]func(core.Runnable) core.Runnable {
 		"fallback": func(r core.Runnable) core.Runnable {
 			return must(fallback.New([]core.Runnable{r, r}))
 		},
+		"concurrency": func(r core.Runnable) core.Runnable {
+			return must(ratelimit.NewConcurrency(r, ratelimit.ConcurrencyConfig{MeterProvider: noop.NewMeterProvider()}))
+		},
+		"breaker(ratelimit(concurrency(pool)))": func(r core.Runnable) core.Runnable {
+			p := must(pool.New([]pool.Deployment{{Name: "a", Runnable: r}}))
+			c := must(ratelimit.NewConcurrency(p, ratelimit.ConcurrencyConfig{MeterProvider: noop.NewMeterProvider()}))
+			rl := must(ratelimit.New(c, ratelimit.InProcess(rate.NewLimiter(rate.Inf, 1)), ratelimit.WithMeterProvider(noop.NewMeterProvider())))
+			return must(breaker.New(rl, gobreaker.Settings{Name: "llm"}, breaker.WithMeterProvider(noop.NewMeterProvider())))
+		},
 		"breaker(ratelimit(pool))": func(r core.Runnable) core.Runnable {
 			p := must(pool.New([]pool.Deployment{{Name: "a", Runnable: r}}))
 			rl := must(ratelimit.New(p, ratelimit.InProcess(rate.NewLimiter(rate.Inf, 1)), ratelimit.WithMeterProvider(noop.NewMeterProvider())))

@@ -54,8 +54,8 @@ const (
 	// underCeiling is where the ceiling is, from the limit an overload
 	// came at; the limit stays plateau windows there before it probes
 	// past it.
-	underCeiling = 0.9
-	plateau      = 2
+	underCeiling = 0.95
+	plateau      = 4
 	// cutQueue is the cut when the time to the first chunk says the
 	// provider queues: twice its floor, and queueMargin above it.
 	cutQueue    = 0.9
@@ -67,7 +67,7 @@ func (a *aimd) observe(o outcome) bool {
 	queued := a.sample(o.ttft)
 	switch {
 	case o.overload && o.epoch == a.epoch:
-		return a.cut(overloadCut(o.hint))
+		return a.cut(a.overloadCut(o.hint))
 	case o.overload:
 		return false // a cut since this call was admitted answered it
 	case queued && o.epoch == a.epoch:
@@ -111,8 +111,13 @@ func (a *aimd) cut(factor float64) bool {
 
 // overloadCut is the factor an overload with the hint cuts the limit by:
 // cutOverload for a second or less, less for each doubling of it, and
-// never below cutLongest.
-func overloadCut(hint time.Duration) float64 {
+// never below cutLongest; but a probe past the ceiling that meets an
+// overload with no longer hint has found the capacity again, and goes
+// back just under it (underCeiling).
+func (a *aimd) overloadCut(hint time.Duration) float64 {
+	if hint <= time.Second && a.ceiling > 0 && a.limit > a.ceiling {
+		return underCeiling
+	}
 	if hint <= time.Second {
 		return cutOverload
 	}

@@ -227,8 +227,8 @@ func TestTheLimitFindsAHiddenCapacity(t *testing.T) {
 			share := float64(lim1-lim0) / float64(ok1-ok0+lim1-lim0)
 			limit := limitOf(t, reader)
 			t.Logf("%s: capacity %d, limit %d, goodput %.0f%% of it, 429s %.1f%%", name, capacity, limit, 100*goodput, 100*share)
-			if goodput < 0.8 || share > 0.1 || limit < int64(capacity)/2 || limit > 2*int64(capacity) {
-				t.Errorf("%s: limit %d, goodput %.0f%%, 429s %.1f%% of requests; want near %d, >= 80%%, <= 10%%",
+			if goodput < 0.9 || share > 0.06 || limit < int64(capacity)/2 || limit > 2*int64(capacity) {
+				t.Errorf("%s: limit %d, goodput %.0f%%, 429s %.1f%% of requests; want near %d, >= 90%%, <= 6%%",
 					name, limit, 100*goodput, 100*share, capacity)
 			}
 		}

@@ -1,0 +1,350 @@
+// Package concurrency plays clients against a provider with a hidden
+// capacity, through steadfast's ratelimit.Concurrency, failsafe-go's
+// adaptive limiter, a fixed limit set to the true capacity, and no limit,
+// in virtual time (testing/synctest), so that a run is the same on any
+// machine but for goroutine order.
+//
+// The provider: at most Capacity calls in flight (a call beyond them is
+// answered 429 after RejectAfter); a slope limit (more than Capacity/2
+// calls admitted within SlopeWindow are answered 429 too: a provider that
+// refuses concurrency that rises too fast); a time to the first chunk that
+// grows with the calls in flight, by half at the capacity (FirstChunk × (1
+// + in flight ÷ 2 Capacity): a batching server's, before it queues);
+// answers of 10 to 200 tokens, TokenTime each. Goodput is the answers per
+// second over what the capacity serves at most: Capacity calls in flight,
+// each taking the first chunk's time at the capacity and a mean answer.
+package concurrency
+
+import (
+	"context"
+	"errors"
+	"math/rand/v2"
+	"sync"
+	"time"
+
+	"github.com/failsafe-go/failsafe-go/adaptivelimiter"
+
+	"github.com/steadfast-go/steadfast/core"
+	"github.com/steadfast-go/steadfast/ratelimit"
+)
+
+// Model is the provider's numbers.
+type Model struct {
+	RejectAfter, SlopeWindow, FirstChunk, TokenTime time.Duration
+	MinTokens, MaxTokens                            int
+}
+
+// DefaultModel is the provider of bench/README.md's tables.
+var DefaultModel = Model{RejectAfter: 20 * time.Millisecond, SlopeWindow: 100 * time.Millisecond,
+	FirstChunk: 200 * time.Millisecond, TokenTime: 10 * time.Millisecond, MinTokens: 10, MaxTokens: 200}
+
+// Throughput is the most answers a second a provider of capacity serves:
+// capacity calls in flight, each taking the first chunk's time at the
+// capacity and a mean answer.
+func (m Model) Throughput(capacity int) float64 {
+	call := 1.5*m.FirstChunk.Seconds() + float64(m.MinTokens+m.MaxTokens)/2*m.TokenTime.Seconds()
+	return float64(capacity) / call
+}
+
+// errLimited is the provider's 429.
+var errLimited = &status{code: 429}
+
+type status struct{ code int }
+
+func (s *status) Error() string   { return "provider: 429 too many requests" }
+func (s *status) StatusCode() int { return s.code }
+
+// Provider is the model with its capacity, which a run may change.
+type Provider struct {
+	m        Model
+	mu       sync.Mutex
+	capacity int
+	inflight int
+	admitted []time.Time // within the slope window
+	rng      *rand.Rand
+	// ok and limited count answers and 429s; work is the time successful
+	// calls held a slot, for goodput.
+	ok, limited int
+	work        time.Duration
+}
+
+// NewProvider returns a provider of capacity calls in flight.
+func NewProvider(m Model, capacity int, seed uint64) *Provider {
+	return &Provider{m: m, capacity: capacity, rng: rand.New(rand.NewPCG(seed, 7))}
+}
+
+// SetCapacity changes the hidden capacity.
+func (p *Provider) SetCapacity(c int) {
+	p.mu.Lock()
+	p.capacity = c
+	p.mu.Unlock()
+}
+
+// Capacity is the hidden capacity now.
+func (p *Provider) Capacity() int {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.capacity
+}
+
+// Counts returns the answers, the 429s and the successful work so far.
+func (p *Provider) Counts() (ok, limited int, work time.Duration) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.ok, p.limited, p.work
+}
+
+// admit takes a slot, or says 429; it returns the answer's first-chunk
+// time and length.
+func (p *Provider) admit(now time.Time) (ttft, rest time.Duration, ok bool) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	i := 0
+	for i < len(p.admitted) && now.Sub(p.admitted[i]) >= p.m.SlopeWindow {
+		i++
+	}
+	p.admitted = p.admitted[i:]
+	if p.inflight >= p.capacity || len(p.admitted) > max(p.capacity/2, 1) {
+		p.limited++
+		return 0, 0, false
+	}
+	p.admitted = append(p.admitted, now)
+	p.inflight++
+	ttft = time.Duration(float64(p.m.FirstChunk) * (1 + float64(p.inflight)/float64(2*p.capacity)))
+	tokens := p.m.MinTokens + p.rng.IntN(p.m.MaxTokens-p.m.MinTokens+1)
+	return ttft, time.Duration(tokens) * p.m.TokenTime, true
+}
+
+func (p *Provider) leave(ok bool, held time.Duration) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.inflight--
+	if ok {
+		p.ok++
+		p.work += held
+	}
+}
+
+// Stream answers a stream: its first chunk after the time to it, then
+// the rest of the answer as one chunk, or a 429.
+func (p *Provider) Stream(ctx context.Context, _ any, _ ...core.Option) (<-chan any, error) {
+	start := time.Now()
+	ttft, rest, ok := p.admit(start)
+	if !ok {
+		time.Sleep(p.m.RejectAfter)
+		return nil, errLimited
+	}
+	ch := make(chan any)
+	go func() {
+		defer close(ch)
+		done := false
+		defer func() { p.leave(done, time.Since(start)) }()
+		for _, wait := range []time.Duration{ttft, rest} {
+			select {
+			case <-time.After(wait):
+			case <-ctx.Done():
+				return
+			}
+			select {
+			case ch <- "chunk":
+			case <-ctx.Done():
+				return
+			}
+		}
+		done = true
+	}()
+	return ch, nil
+}
+
+// Invoke is a stream read to its end.
+func (p *Provider) Invoke(ctx context.Context, in any, opts ...core.Option) (any, error) {
+	ch, err := p.Stream(ctx, in, opts...)
+	if err != nil {
+		return nil, err
+	}
+	for range ch {
+	}
+	return "answer", ctx.Err()
+}
+
+// Batch is not used.
+func (p *Provider) Batch(context.Context, []any, ...core.Option) ([]any, error) {
+	return nil, errors.New("concurrency: no batches")
+}
+
+// Contender is one limiter over one run's provider: a stream through
+// it, read to its end.
+type Contender struct {
+	Name   string
+	Stream func(ctx context.Context) error
+}
+
+// Names are the contenders, in the order Contenders returns them.
+var Names = []string{"steadfast", "failsafe-go adaptivelimiter", "fixed at the true capacity", "no limit"}
+
+// Contenders returns the limiters of a run over p; the fixed one reads
+// the true capacity at every call.
+func Contenders(p *Provider) ([]Contender, error) {
+	sf, err := ratelimit.NewConcurrency(p, ratelimit.ConcurrencyConfig{Initial: 8, Max: 1000})
+	if err != nil {
+		return nil, err
+	}
+	fs := adaptivelimiter.NewBuilder[any]().WithLimits(1, 1000, 8).Build()
+	var fixed fixedLimit
+	return []Contender{
+		{Name: Names[0], Stream: func(ctx context.Context) error { return drain(sf.Stream(ctx, "q")) }},
+		{Name: Names[1], Stream: func(ctx context.Context) error {
+			permit, err := fs.AcquirePermit(ctx)
+			if err != nil {
+				return err
+			}
+			if err := drain(p.Stream(ctx, "q")); err != nil {
+				permit.Drop()
+				return err
+			}
+			permit.Record()
+			return nil
+		}},
+		{Name: Names[2], Stream: func(ctx context.Context) error {
+			if !fixed.take(ctx, p.Capacity()) {
+				return ctx.Err()
+			}
+			defer fixed.give()
+			return drain(p.Stream(ctx, "q"))
+		}},
+		{Name: Names[3], Stream: func(ctx context.Context) error { return drain(p.Stream(ctx, "q")) }},
+	}, nil
+}
+
+func drain(ch <-chan any, err error) error {
+	if err != nil {
+		return err
+	}
+	for v := range ch {
+		if err, ok := v.(error); ok {
+			return err
+		}
+	}
+	return nil
+}
+
+// fixedLimit is a semaphore whose size is read at each take.
+type fixedLimit struct {
+	mu       sync.Mutex
+	inflight int
+	freed    chan struct{}
+}
+
+func (f *fixedLimit) take(ctx context.Context, size int) bool {
+	for {
+		f.mu.Lock()
+		if f.inflight < size {
+			f.inflight++
+			f.mu.Unlock()
+			return true
+		}
+		if f.freed == nil {
+			f.freed = make(chan struct{})
+		}
+		freed := f.freed
+		f.mu.Unlock()
+		select {
+		case <-freed:
+		case <-time.After(50 * time.Millisecond): // the size may have grown
+		case <-ctx.Done():
+			return false
+		}
+	}
+}
+
+func (f *fixedLimit) give() {
+	f.mu.Lock()
+	f.inflight--
+	if f.freed != nil {
+		close(f.freed)
+		f.freed = nil
+	}
+	f.mu.Unlock()
+}
+
+// Phase is a span of a run at one capacity; Settle is the time given to
+// follow a change before it is measured.
+type Phase struct {
+	Name             string
+	Capacity         int
+	Settle, Measured time.Duration
+}
+
+// StepPhases are the issue's: a start, the capacity down ×4, back up ×4.
+var StepPhases = []Phase{
+	{"start", 40, 10 * time.Second, 20 * time.Second},
+	{"down x4", 10, 10 * time.Second, 20 * time.Second},
+	{"up x4", 40, 10 * time.Second, 20 * time.Second},
+}
+
+// PhaseResult is what a phase measured: goodput, the share of the
+// capacity's slot time successful calls held.
+type PhaseResult struct {
+	Phase   Phase
+	Goodput float64
+}
+
+// Result is a contender's run.
+type Result struct {
+	Name        string
+	Phases      []PhaseResult
+	OK, Limited int
+}
+
+// LimitedShare is the run's 429s over its requests.
+func (r Result) LimitedShare() float64 {
+	return float64(r.Limited) / float64(max(r.OK+r.Limited, 1))
+}
+
+// Clients is how many closed-loop clients a run has: three times the
+// largest capacity, so that every limiter has more callers than room.
+const Clients = 120
+
+// Pause is a client's wait after a failure before it calls again.
+const Pause = 100 * time.Millisecond
+
+// Run plays the phases with contender number i, in the calling
+// goroutine's time (a synctest bubble's for virtual time): Clients
+// closed-loop clients, each calling again at once after an answer and
+// after Pause after a failure.
+func Run(i int, phases []Phase, seed uint64) (Result, error) {
+	p := NewProvider(DefaultModel, phases[0].Capacity, seed)
+	cs, err := Contenders(p)
+	if err != nil {
+		return Result{}, err
+	}
+	c := cs[i]
+	ctx, cancel := context.WithCancel(context.Background())
+	var wg sync.WaitGroup
+	for range Clients {
+		wg.Go(func() {
+			for ctx.Err() == nil {
+				if c.Stream(ctx) != nil {
+					select {
+					case <-time.After(Pause):
+					case <-ctx.Done():
+					}
+				}
+			}
+		})
+	}
+	res := Result{Name: c.Name}
+	for _, ph := range phases {
+		p.SetCapacity(ph.Capacity)
+		time.Sleep(ph.Settle)
+		ok0, _, _ := p.Counts()
+		time.Sleep(ph.Measured)
+		ok1, _, _ := p.Counts()
+		res.Phases = append(res.Phases, PhaseResult{Phase: ph,
+			Goodput: float64(ok1-ok0) / ph.Measured.Seconds() / DefaultModel.Throughput(ph.Capacity)})
+	}
+	cancel()
+	wg.Wait()
+	res.OK, res.Limited, _ = p.Counts()
+	return res, nil
+}

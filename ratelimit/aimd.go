@@ -126,9 +126,10 @@ func (a *aimd) overloadCut(hint time.Duration) float64 {
 
 // sample adds a time to the first chunk to the averages and reports
 // whether the provider queues: the sample and the fast average are twice
-// the floor, and queueMargin above it. The floor drifts up slowly (a hundredth of the
-// way to each sample above it), so a provider that got slower for good
-// becomes the new floor.
+// the floor, and queueMargin above it. The floor drifts up slowly (a
+// thousandth of the way to each sample above it), so that a provider that
+// got slower for good becomes the new floor, but a queue that lasts does
+// not.
 func (a *aimd) sample(ttft time.Duration) bool {
 	if ttft <= 0 {
 		return false
@@ -137,7 +138,7 @@ func (a *aimd) sample(ttft time.Duration) bool {
 	case a.base == 0 || ttft < a.base:
 		a.base = ttft
 	default:
-		a.base += (ttft - a.base) / 100
+		a.base += (ttft - a.base) / 1000
 	}
 	if a.fast == 0 {
 		a.fast = ttft

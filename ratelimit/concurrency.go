@@ -34,7 +34,7 @@ type ConcurrencyConfig struct {
 	Cost func(input any) int
 	// MaxStarvation is the longest a waiting call is passed over by
 	// calls of a higher class; 0 means 30 s. A waiting call moves up a
-	// class each quarter of it, and once it has waited MaxStarvation it
+	// class each half of it, and once it has waited MaxStarvation it
 	// goes next.
 	MaxStarvation time.Duration
 	// MaxWait, when positive, is the longest a call waits for a permit;

@@ -311,7 +311,7 @@ func TestAHigherClassGoesFirst(t *testing.T) {
 }
 
 // Interactive calls that keep the limit saturated never starve a batch
-// call: it ages a class per quarter of MaxStarvation and goes within it.
+// call: it ages a class per half of MaxStarvation and goes within it.
 func TestNoClassStarves(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		p := &hidden{capacity: 100, service: time.Second}

@@ -18,7 +18,7 @@ type permits struct {
 	inflight float64
 	queue    []*waiter // in arrival order
 	// starve is ConcurrencyConfig.MaxStarvation; a waiting call moves a
-	// class up each quarter of it.
+	// class up each half of it.
 	starve time.Duration
 	// done and since measure the cost answered per second, for the wait a
 	// queued call can expect: rate, over windows of a second or more.
@@ -63,7 +63,7 @@ func (p *permits) take(ctx context.Context, cost float64, prio Priority, b room.
 		return g, nil
 	}
 	b.Since = now
-	if wait, known := p.expected(cost); known {
+	if wait, known := p.expected(cost, prio, now); known {
 		if ok, byDeadline := b.Fits(ctx, now, wait); !ok {
 			p.mu.Unlock()
 			return grant{}, &LimitedError{Wait: wait, Deadline: byDeadline}
@@ -121,15 +121,19 @@ func (p *permits) admit(cost float64) grant {
 	return grant{cost: cost, epoch: p.a.epoch, saturated: 2*p.inflight >= p.a.limit || len(p.queue) > 0}
 }
 
-// expected is the wait a call of cost can expect behind the queue, at the
-// rate calls have been answered; known is false before any was.
-func (p *permits) expected(cost float64) (time.Duration, bool) {
+// expected is the wait a call of cost and class prio can expect behind
+// the waiting calls that go before it (of its class or a higher one, once
+// aged), at the rate calls have been answered; known is false before any
+// was.
+func (p *permits) expected(cost float64, prio Priority, now time.Time) (time.Duration, bool) {
 	if p.rate <= 0 {
 		return 0, false
 	}
 	ahead := cost
 	for _, w := range p.queue {
-		ahead += w.cost
+		if p.rank(w, now) <= float64(prio) {
+			ahead += w.cost
+		}
 	}
 	ahead -= p.a.limit - p.inflight
 	return time.Duration(math.Max(0, ahead) / p.rate * float64(time.Second)), true
@@ -184,20 +188,29 @@ func (p *permits) dispatch(now time.Time) {
 }
 
 // next is the waiting call to go first: one that has waited MaxStarvation
-// (the oldest), else the best class once aged (a class up per quarter of
+// (the oldest), else the best class once aged (a class up per half of
 // MaxStarvation waited), the oldest among equals.
 func (p *permits) next(now time.Time) int {
 	best, bestRank := 0, math.Inf(1)
-	step := p.starve / 4
 	for i, w := range p.queue {
-		waited := now.Sub(w.since)
-		if waited >= p.starve {
+		if now.Sub(w.since) >= p.starve {
 			return i
 		}
-		rank := float64(w.prio) - float64(waited)/float64(step)
-		if rank < bestRank {
+		if rank := p.rank(w, now); rank < bestRank {
 			best, bestRank = i, rank
 		}
 	}
 	return best
+}
+
+// rank is w's place at now, lower first: its class, less one for each
+// half of MaxStarvation it has waited (a batch call passes an
+// interactive one that came with it only when it is about to starve);
+// minus infinity once it has waited all of it.
+func (p *permits) rank(w *waiter, now time.Time) float64 {
+	waited := now.Sub(w.since)
+	if waited >= p.starve {
+		return math.Inf(-1)
+	}
+	return float64(w.prio) - float64(waited)/float64(p.starve/2)
 }

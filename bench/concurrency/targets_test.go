@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"testing"
 	"testing/synctest"
+	"time"
 )
 
 // results plays StepPhases with every contender in a synctest bubble of
@@ -62,4 +63,29 @@ func meanGoodput(r Result) float64 {
 		sum += ph.Goodput
 	}
 	return sum / float64(len(r.Phases))
+}
+
+// With batch work saturating the provider, an interactive call's p99 is
+// at most 1.2× its p99 on an idle provider, and no batch call waits
+// longer than MaxStarvation for a permit (an answered attempt takes at
+// most that and its answer).
+func TestPrioritiesHold(t *testing.T) {
+	if raceEnabled {
+		t.Skip("the bench runs without -race")
+	}
+	synctest.Test(t, func(t *testing.T) {
+		res, err := RunPriority(1)
+		if err != nil {
+			t.Fatal(err)
+		}
+		ratio := res.LoadedP99.Seconds() / res.IdleP99.Seconds()
+		t.Logf("interactive p99 idle %v, beside batch work %v (%.2f×); longest batch attempt %v, %d batch answers",
+			res.IdleP99.Round(time.Millisecond), res.LoadedP99.Round(time.Millisecond), ratio, res.LongestBatch.Round(time.Millisecond), res.BatchAnswers)
+		if ratio > 1.2 {
+			t.Errorf("interactive p99 %.2f× its p99 on an idle provider, want at most 1.2×", ratio)
+		}
+		if most := PriorityStarvation + 3*time.Second; res.LongestBatch > most { // its longest answer is 2.3 s
+			t.Errorf("a batch attempt took %v, want at most MaxStarvation %v and its own answer", res.LongestBatch, PriorityStarvation)
+		}
+	})
 }

@@ -156,22 +156,16 @@ func (r *Concurrency) Invoke(ctx context.Context, input any, opts ...core.Option
 	if err != nil {
 		return nil, err
 	}
-	defer r.giveIfUnwinding(g)()
-	out, err := r.inner.Invoke(ctx, input, opts...)
-	r.give(g, err, 0)
-	g.given = true
-	return out, err
-}
-
-// giveIfUnwinding returns the deferred call that gives g back when the
-// inner Runnable panicked (or called runtime.Goexit) before it was: the
-// permit is never lost, and the panic goes on unchanged.
-func (r *Concurrency) giveIfUnwinding(g *grant) func() {
-	return func() {
-		if !g.given {
+	given := false
+	defer func() {
+		if !given { // the inner Runnable panicked: the permit is given back, the panic goes on
 			r.give(g, errUnwound, 0)
 		}
-	}
+	}()
+	out, err := r.inner.Invoke(ctx, input, opts...)
+	given = true
+	r.give(g, err, 0)
+	return out, err
 }
 
 // errUnwound is the outcome of a call whose Runnable panicked: neither an
@@ -209,62 +203,54 @@ func (r *Concurrency) CanResume(ctx context.Context) bool { return streams.CanRe
 func (r *Concurrency) Unwrap() core.Runnable { return r.inner }
 
 // stream opens a stream with a permit and forwards it, giving the permit
-// back when it ends.
+// back when it ends; the time to its first chunk is what the limit reads
+// of latency.
 func (r *Concurrency) stream(ctx context.Context, input any, open func(context.Context) (<-chan any, error)) (<-chan any, error) {
 	g, err := r.take(ctx, input)
 	if err != nil {
 		return nil, err
 	}
-	defer r.giveIfUnwinding(g)()
+	given := false
+	defer func() {
+		if !given {
+			r.give(g, errUnwound, 0)
+		}
+	}()
 	start := time.Now()
 	ch, err := open(ctx)
+	given = true
 	if err != nil {
 		r.give(g, err, 0)
-		g.given = true
 		return nil, err
 	}
-	g.given = true // the forwarding goroutine gives it back
 	out := make(chan any)
-	go func() {
+	go func() { // ends with the stream, or when ctx is done
 		defer close(out)
 		var ttft time.Duration
-		var failed error
-		defer func() { r.give(g, failed, ttft) }()
-		for {
-			select {
-			case v, ok := <-ch:
-				if !ok {
-					if ctx.Err() != nil {
-						failed = context.Cause(ctx)
-					}
-					return
-				}
-				if ttft == 0 {
-					ttft = max(time.Since(start), time.Nanosecond)
-				}
-				if err, isErr := v.(error); isErr {
-					failed = err
-				}
-				if !streams.Send(ctx, out, v) {
-					failed = context.Cause(ctx)
-					return
-				}
-			case <-ctx.Done():
-				failed = context.Cause(ctx)
-				return
+		res := streams.Pump(ctx, ch, out, streams.PumpConfig{Seen: func(any) {
+			if ttft == 0 {
+				ttft = max(time.Since(start), time.Nanosecond)
 			}
+		}})
+		var failed error
+		switch res.End {
+		case streams.Failed:
+			failed = res.Err
+		case streams.Canceled:
+			failed = context.Cause(ctx)
 		}
+		r.give(g, failed, ttft)
 	}()
 	return out, nil
 }
 
 // take waits for a call's permit, within its deadline and MaxWait.
-func (r *Concurrency) take(ctx context.Context, input any) (*grant, error) {
+func (r *Concurrency) take(ctx context.Context, input any) (grant, error) {
 	cost := 1.0
 	if r.cost != nil {
 		n := r.cost(input)
 		if n < 0 {
-			return nil, &costError{cost: n}
+			return grant{}, &costError{cost: n}
 		}
 		cost = float64(n)
 	}
@@ -274,14 +260,14 @@ func (r *Concurrency) take(ctx context.Context, input any) (*grant, error) {
 		if _, limited := errors.AsType[*LimitedError](err); limited {
 			r.tel.shed.Add(ctx, 1, metric.WithAttributes(attrPriority.String(prio.name())))
 		}
-		return nil, err
+		return grant{}, err
 	}
-	return &g, nil
+	return g, nil
 }
 
 // give returns a call's permit with what its end, err, says of the
 // provider: an overload, a clean answer, or neither.
-func (r *Concurrency) give(g *grant, err error, ttft time.Duration) {
+func (r *Concurrency) give(g grant, err error, ttft time.Duration) {
 	o := outcome{clean: err == nil, ttft: ttft}
 	if err != nil && !errproto.Local(err) {
 		switch errproto.Class(err) {
@@ -290,7 +276,7 @@ func (r *Concurrency) give(g *grant, err error, ttft time.Duration) {
 			o.hint, _ = errproto.RetryAfter(err)
 		}
 	}
-	if limit, changed := r.p.give(*g, o); changed {
+	if limit, changed := r.p.give(g, o); changed {
 		r.tel.limitNow(limit)
 	}
 }

@@ -72,7 +72,11 @@ func (p *hidden) Batch(ctx context.Context, in []any, opts ...core.Option) ([]an
 }
 
 func (p *hidden) Stream(ctx context.Context, in any, opts ...core.Option) (<-chan any, error) {
-	out, err := p.Invoke(ctx, in, opts...)
+	return streamOf(p.Invoke(ctx, in, opts...))
+}
+
+// streamOf is an Invoke's answer as a stream of one chunk.
+func streamOf(out any, err error) (<-chan any, error) {
 	if err != nil {
 		return nil, err
 	}
@@ -560,12 +564,5 @@ func TestAPanicGivesThePermitBack(t *testing.T) {
 type streamPanics struct{ core.RunnableFunc }
 
 func (s streamPanics) Stream(ctx context.Context, in any, opts ...core.Option) (<-chan any, error) {
-	out, err := s.RunnableFunc(ctx, in, opts...)
-	if err != nil {
-		return nil, err
-	}
-	ch := make(chan any, 1)
-	ch <- out
-	close(ch)
-	return ch, nil
+	return streamOf(s.RunnableFunc(ctx, in, opts...))
 }

@@ -42,7 +42,6 @@ type grant struct {
 	cost      float64
 	epoch     uint64
 	saturated bool
-	given     bool // given back, or handed to the goroutine that will
 }
 
 // take admits a call of cost now, or queues it and waits for room

@@ -26,7 +26,9 @@ import (
 // that work (an overload with lulls: the retry lands in the lull) keep
 // their rate; retries that fail (an outage, a provider that collapsed
 // under load) fall to a trickle at once, whatever the traffic, and stay
-// there for as long as the outage lasts. A retry waits for its token up to
+// there for as long as the outage lasts: until retries succeed again, or
+// first attempts do (retries too few to judge are presumed to fare as
+// well as first attempts). A retry waits for its token up to
 // MaxWait, else is refused; the retry layer waits the longer of that and
 // its backoff.
 //
@@ -290,6 +292,17 @@ func (b *Adaptive) rates(now time.Time) (retry, hold float64) {
 	// those fall as calls are held, and the probes would fall with them.
 	hold, b.drain = b.pace.holdRate(h.firsts+h.retries, h.failed(), hspan, float64(max(w.calls(), w.firsts))/span.Seconds())
 	presume := b.pace.lastShare
+	// Retries missing from a quorum fare at least as first attempts do:
+	// after an outage, retries refused at the floor (a deadline's cannot
+	// wait for its token) would otherwise never be made to show that the
+	// provider is back, and the floor would outlast the outage.
+	firsts, firstFail := w.firsts, w.firstFail
+	if s.firsts >= adaptiveQuorum {
+		firsts, firstFail = s.firsts, s.firstFail
+	}
+	if firsts >= adaptiveQuorum {
+		presume = max(presume, float64(firsts-firstFail)/float64(firsts))
+	}
 	switch {
 	case hold <= 0:
 		b.heldSince = time.Time{}
@@ -421,13 +434,14 @@ func (p *Pacing) rate(firsts, retries, ok int64, span time.Duration, presume flo
 }
 
 // share is the success share of n retries of which ok succeeded. Fewer
-// than a quorum are made up to one with retries that fare as they did in
-// the last window that had a quorum (presumed all successes at first),
-// which a quorum updates. A long outage thus stays at the floor once its
-// failures have left the window, instead of being presumed over, and each
-// second letting a burst of retries through; and when the provider is
-// back, each retry that succeeds raises the pace until a quorum speaks for
-// itself.
+// than a quorum are made up to one with retries that fare as presume says:
+// for Rate, as they did in the last window that had a quorum (presumed all
+// successes at first), which a quorum updates; for Adaptive, at least as
+// well as the window's first attempts. A long outage thus stays at the
+// floor once its failures have left the window, instead of being presumed
+// over, and each second letting a burst of retries through; and when the
+// provider is back, each retry that succeeds (and, for Adaptive, the first
+// attempts' successes) raises the pace until a quorum speaks for itself.
 func (p *Pacing) share(n, ok int64, presume float64) float64 {
 	if n >= adaptiveQuorum {
 		p.lastShare = float64(ok) / float64(n)

@@ -60,25 +60,65 @@ func TestAdaptiveRateFollowsWhatRetriesAchieve(t *testing.T) {
 	})
 }
 
+// down records, spread over d, firsts first attempts and retries retries
+// that all fail: an outage.
+func down(ctx context.Context, b *budget.Adaptive, d time.Duration, firsts, retries int) {
+	step := d / time.Duration(firsts)
+	for i := range firsts {
+		b.RecordAttempt(ctx, 1, false)
+		if i < retries {
+			b.RecordAttempt(ctx, 2, false)
+		}
+		time.Sleep(step)
+	}
+}
+
 // Once the window has forgotten an outage's failed retries, the rate stays
-// at the floor until retries succeed again; then each success lifts it,
-// and a quorum of them restores the full rate.
-func TestAdaptiveRemembersUntilRetriesSpeak(t *testing.T) {
+// at the floor while first attempts keep failing; once they succeed again
+// (the provider is back), retries not yet seen are presumed to fare as
+// they do, so that retries refused in the outage do not keep the rate at
+// the floor after it (a retry bounded by a deadline cannot wait for the
+// floor's token, and none would be made to speak for the return). Each
+// retry that succeeds lifts the rate too.
+func TestAdaptiveRemembersAnOutageUntilAttemptsSucceed(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		ctx := t.Context()
 		b := newAdaptive(t, 0.2, 2, time.Second)
-		feed(ctx, b, time.Second, 1000, 0, 100) // an outage: every retry fails
-		feed(ctx, b, 2*time.Second, 2000, 0, 0) // no retry for two seconds
+		down(ctx, b, time.Second, 1000, 100) // an outage: every attempt fails
+		down(ctx, b, 2*time.Second, 2000, 0) // and no retry for two seconds
 		if got := b.Rate(); got != 2 {
-			t.Errorf("Rate() = %.1f with the failures out of the window, want the floor, 2", got)
+			t.Errorf("Rate() = %.1f with the retries' failures out of the window, want the floor, 2", got)
 		}
-		feed(ctx, b, time.Second, 1000, 5, 0) // the provider is back: 5 retries succeed
-		if got := b.Rate(); got < 90 || got > 110 {
-			t.Errorf("Rate() = %.1f after 5 retries succeeded, want about half of 200", got)
+		if res := b.ReserveRetry(ctx, 100*time.Millisecond); res.OK {
+			// The floor's one token was earned over the quiet seconds.
+			if res = b.ReserveRetry(ctx, 100*time.Millisecond); res.OK {
+				t.Errorf("a second retry in the outage under a 100ms deadline was let go: %+v", res)
+			}
 		}
-		feed(ctx, b, time.Second, 1000, 20, 0)
+		feed(ctx, b, time.Second, 1000, 0, 0) // the provider is back: first attempts succeed, no retry yet
 		if got := b.Rate(); got < 190 || got > 210 {
-			t.Errorf("Rate() = %.1f after a quorum succeeded, want about 200", got)
+			t.Errorf("Rate() = %.1f once first attempts succeed again, want about 0.2 × 1000/s = 200", got)
+		}
+		if res := b.ReserveRetry(ctx, 100*time.Millisecond); !res.OK || res.Delay > 100*time.Millisecond {
+			t.Errorf("a retry under a 100ms deadline after the return: %+v, want a turn within it", res)
+		}
+	})
+}
+
+// First attempts that succeed do not speak for retries that are seen to
+// fail: with a quorum of failed retries, the rate is the floor whatever
+// the first attempts do, and a few successful retries lift it part way.
+func TestAdaptiveRetriesSpeakForThemselves(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		ctx := t.Context()
+		b := newAdaptive(t, 0.2, 2, time.Second)
+		feed(ctx, b, time.Second, 1000, 0, 100) // every retry fails, first attempts succeed
+		if got := b.Rate(); got != 2 {
+			t.Errorf("Rate() = %.1f with a quorum of failing retries, want the floor, 2", got)
+		}
+		feed(ctx, b, time.Second, 1000, 5, 5) // half of a quorum's worth succeed
+		if got := b.Rate(); got < 90 || got > 110 {
+			t.Errorf("Rate() = %.1f with half of ten retries succeeding, want about half of 200", got)
 		}
 	})
 }

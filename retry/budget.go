@@ -119,8 +119,9 @@ func (b *TokenBudget) Tokens() float64 {
 // RecommendedBudget returns a new budget with the recommended setting. It
 // paces retries by what they achieve, and holds first attempts back while
 // most attempts fail: up to half more load than no retrying while retries
-// succeed, one retry a second when none does, waits of at most a second,
-// and first attempts held back while most attempts fail.
+// succeed, one retry a second when none does (until retries or first
+// attempts succeed again), waits of at most a second, and first attempts
+// held back while most attempts fail.
 //
 // The caller's deadline is part of each decision: a wait for the budget
 // never takes more than half of what the deadline leaves. A retry the pace

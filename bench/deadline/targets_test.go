@@ -12,8 +12,17 @@ import (
 
 // runs is how many seeds each library plays a shape with; the targets
 // compare the mean success share over them (and log the median p99), the
-// libraries' own jitter being unseeded.
-const runs = 5
+// libraries' own jitter being unseeded. The spike's thousands of calls a
+// run make its share steady in a few runs; the other shapes' few hundred
+// calls move one run's share by a few points either way (the overload's
+// by up to 8 against the best peer's), so that five runs would now and
+// then fail a target met on average, and thirty hold it.
+func runs(s Shape) uint64 {
+	if s.Name == "spike" {
+		return 5
+	}
+	return 30
+}
 
 // means plays s with deadline d runs times for steadfast with the
 // recommended budget and the peers, each run in a synctest bubble of its
@@ -32,7 +41,7 @@ func means(t *testing.T, s Shape, d time.Duration) map[string]float64 {
 		}
 		var succ []float64
 		var p99 []time.Duration
-		for seed := range uint64(runs) {
+		for seed := range runs(s) {
 			synctest.Test(t, func(t *testing.T) {
 				// A budget made outside the bubble would read the real clock.
 				res := Run(context.Background(), s, storm.Contenders(Policy)[i], d, seed+1)
@@ -53,11 +62,11 @@ func means(t *testing.T, s Shape, d time.Duration) map[string]float64 {
 // With a deadline on every call of 12× and 50× the provider's service time
 // (240 ms and 1 s), the recommended budget's success is at least the best
 // peer's less 2 points in an overload and a token-bucket spike, and at
-// least the best peer's in a collapse and in a 5 s outage; but for the 5 s
-// outage under 240 ms, held here to the best peer's less 1 point: the
-// budget's retries, held for the provider's return (retry's decision.held),
-// meet the peers there, from 45.4 % against 51.4 % before, with a third of
-// their attempts, without passing them yet (#53).
+// least the best peer's in a collapse and in a 5 s outage (#53). The
+// outage under 240 ms is the narrow one: the budget wins it on the calls
+// made after the provider's return, whose retries a budget that judged
+// them by the outage's would refuse (every one of them, for two seconds:
+// 94 % of those calls succeeded, against the peers' 100 %).
 func TestDeadlineStormTargets(t *testing.T) {
 	if raceEnabled {
 		t.Skip("the storms' targets run without -race (.ci/run)")
@@ -75,11 +84,8 @@ func TestDeadlineStormTargets(t *testing.T) {
 				sf := res["steadfast+adaptive"]
 				t.Logf("steadfast %.1f %%, best peer %s %.1f %%", 100*sf, peer, 100*best)
 				margin := 0.0
-				switch {
-				case s.Name == "overload" || s.Name == "spike":
+				if s.Name == "overload" || s.Name == "spike" {
 					margin = 0.02
-				case s.Name == "outage" && d < time.Second:
-					margin = 0.01
 				}
 				if sf < best-margin {
 					t.Errorf("success %.1f %%, want at least %s's %.1f %% less %.0f points", 100*sf, peer, 100*best, 100*margin)

@@ -1,7 +1,8 @@
 // Package concurrency plays clients against a provider with a hidden
 // capacity, through steadfast's ratelimit.Concurrency, failsafe-go's
 // adaptive limiter, a fixed limit set to the true capacity, and no limit,
-// in virtual time (testing/synctest), so that a run is the same on any
+// and interactive calls beside batch work through ratelimit.Concurrency's
+// priorities and failsafe-go's priority limiter, in virtual time (testing/synctest), so that a run is the same on any
 // machine but for goroutine order.
 //
 // The provider: at most Capacity calls in flight (a call beyond them is
@@ -23,6 +24,8 @@ import (
 	"time"
 
 	"github.com/failsafe-go/failsafe-go/adaptivelimiter"
+	sdkmetric "go.opentelemetry.io/otel/sdk/metric"
+	"go.opentelemetry.io/otel/sdk/metric/metricdata"
 
 	"github.com/steadfast-go/steadfast/core"
 	"github.com/steadfast-go/steadfast/ratelimit"
@@ -177,6 +180,9 @@ func (p *Provider) Batch(context.Context, []any, ...core.Option) ([]any, error) 
 type Contender struct {
 	Name   string
 	Stream func(ctx context.Context) error
+	// Limit reads steadfast's limit (its ratelimit.concurrency.limit
+	// gauge); nil for the others.
+	Limit func() float64
 }
 
 // Names are the contenders, in the order Contenders returns them.
@@ -185,14 +191,17 @@ var Names = []string{"steadfast", "failsafe-go adaptivelimiter", "fixed at the t
 // Contenders returns the limiters of a run over p; the fixed one reads
 // the true capacity at every call.
 func Contenders(p *Provider) ([]Contender, error) {
-	sf, err := ratelimit.NewConcurrency(p, ratelimit.ConcurrencyConfig{Initial: 8, Max: 1000})
+	reader := sdkmetric.NewManualReader()
+	sf, err := ratelimit.NewConcurrency(p, ratelimit.ConcurrencyConfig{Initial: 8, Max: 1000,
+		MeterProvider: sdkmetric.NewMeterProvider(sdkmetric.WithReader(reader))})
 	if err != nil {
 		return nil, err
 	}
 	fs := adaptivelimiter.NewBuilder[any]().WithLimits(1, 1000, 8).Build()
 	var fixed fixedLimit
 	return []Contender{
-		{Name: Names[0], Stream: func(ctx context.Context) error { return drain(sf.Stream(ctx, "q")) }},
+		{Name: Names[0], Stream: func(ctx context.Context) error { return drain(sf.Stream(ctx, "q")) },
+			Limit: func() float64 { return gauge(reader, "ratelimit.concurrency.limit") }},
 		{Name: Names[1], Stream: func(ctx context.Context) error {
 			permit, err := fs.AcquirePermit(ctx)
 			if err != nil {
@@ -214,6 +223,23 @@ func Contenders(p *Provider) ([]Contender, error) {
 		}},
 		{Name: Names[3], Stream: func(ctx context.Context) error { return drain(p.Stream(ctx, "q")) }},
 	}, nil
+}
+
+// gauge reads the last value of the int64 gauge named from r, 0 when
+// there is none.
+func gauge(r *sdkmetric.ManualReader, name string) float64 {
+	var rm metricdata.ResourceMetrics
+	if r.Collect(context.Background(), &rm) != nil {
+		return 0
+	}
+	for _, sm := range rm.ScopeMetrics {
+		for _, m := range sm.Metrics {
+			if g, ok := m.Data.(metricdata.Gauge[int64]); ok && m.Name == name && len(g.DataPoints) > 0 {
+				return float64(g.DataPoints[0].Value)
+			}
+		}
+	}
+	return 0
 }
 
 func drain(ch <-chan any, err error) error {
@@ -294,7 +320,22 @@ type Result struct {
 	Name        string
 	Phases      []PhaseResult
 	OK, Limited int
+	Series      []Sample // one a SampleEvery
 }
+
+// Sample is a second of a run: when it ended, the capacity, the goodput
+// over it, its 429s over its requests, and steadfast's limit at its end
+// (0 for the others).
+type Sample struct {
+	At       time.Duration
+	Capacity int
+	Goodput  float64
+	Limited  float64
+	Limit    float64
+}
+
+// SampleEvery is the span of a Sample.
+const SampleEvery = time.Second
 
 // LimitedShare is the run's 429s over its requests.
 func (r Result) LimitedShare() float64 {
@@ -334,11 +375,12 @@ func Run(i int, phases []Phase, seed uint64) (Result, error) {
 		})
 	}
 	res := Result{Name: c.Name}
+	start := time.Now()
 	for _, ph := range phases {
 		p.SetCapacity(ph.Capacity)
-		time.Sleep(ph.Settle)
+		res.sample(start, p, c, ph.Settle)
 		ok0, _, _ := p.Counts()
-		time.Sleep(ph.Measured)
+		res.sample(start, p, c, ph.Measured)
 		ok1, _, _ := p.Counts()
 		res.Phases = append(res.Phases, PhaseResult{Phase: ph,
 			Goodput: float64(ok1-ok0) / ph.Measured.Seconds() / DefaultModel.Throughput(ph.Capacity)})
@@ -347,4 +389,22 @@ func Run(i int, phases []Phase, seed uint64) (Result, error) {
 	wg.Wait()
 	res.OK, res.Limited, _ = p.Counts()
 	return res, nil
+}
+
+// sample waits d, keeping a Sample of every SampleEvery of it.
+func (r *Result) sample(start time.Time, p *Provider, c Contender, d time.Duration) {
+	for end := time.Now().Add(d); time.Now().Before(end); {
+		ok0, lim0, _ := p.Counts()
+		time.Sleep(min(SampleEvery, time.Until(end)))
+		ok1, lim1, _ := p.Counts()
+		sm := Sample{At: time.Since(start), Capacity: p.Capacity(),
+			Goodput: float64(ok1-ok0) / SampleEvery.Seconds() / DefaultModel.Throughput(p.Capacity())}
+		if n := ok1 - ok0 + lim1 - lim0; n > 0 {
+			sm.Limited = float64(lim1-lim0) / float64(n)
+		}
+		if c.Limit != nil {
+			sm.Limit = c.Limit()
+		}
+		r.Series = append(r.Series, sm)
+	}
 }

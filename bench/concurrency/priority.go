@@ -6,18 +6,69 @@ import (
 	"sync"
 	"time"
 
+	"github.com/failsafe-go/failsafe-go/adaptivelimiter"
+	"github.com/failsafe-go/failsafe-go/priority"
+
 	"github.com/steadfast-go/steadfast/ratelimit"
 )
 
-// PriorityResult is what the priority scenario measured: the p99 of an
-// interactive call (from asking to its answer, its retries after a 429
-// included) with and without batch work beside it, and the longest
-// answered attempt of a batch call (its wait for a permit and its
-// answer) while interactive calls competed.
+// PriorityResult is what the priority scenario measured of one limiter:
+// the p99 of an interactive call (from asking to its answer, its retries
+// after a 429 or a refusal included) with and without batch work beside
+// it, the longest answered attempt of a batch call (its wait for a permit
+// and its answer) while interactive calls competed, the answers of the
+// loaded phase, and its 429s over its requests.
 type PriorityResult struct {
 	IdleP99, LoadedP99 time.Duration
 	LongestBatch       time.Duration
 	BatchAnswers       int
+	Answers            int     // interactive and batch, in the loaded phase
+	Limited            float64 // the provider's 429s over its requests, in the loaded phase
+}
+
+// PriorityNames are the limiters the priority scenario plays, in the
+// order RunPriority takes them.
+var PriorityNames = []string{"steadfast", "failsafe-go priority limiter"}
+
+// A gate is one attempt of a call of the class given through a limiter.
+type gate func(ctx context.Context, interactive bool) error
+
+// newGate returns limiter i of PriorityNames over p, and what stops it.
+func newGate(i int, p *Provider) (gate, func(), error) {
+	if i == 1 {
+		// failsafe-go's prioritizer sheds the lowest levels when its
+		// limiters queue; it is calibrated every second, as its docs show.
+		pr := adaptivelimiter.NewPrioritizer()
+		fs := adaptivelimiter.NewBuilder[any]().WithLimits(1, 1000, 8).BuildPrioritized(pr)
+		stop := pr.ScheduleCalibrations(context.Background(), time.Second)
+		return func(ctx context.Context, interactive bool) error {
+			level := priority.Low
+			if interactive {
+				level = priority.High
+			}
+			permit, err := fs.AcquirePermit(priority.ContextWithPriority(ctx, level))
+			if err != nil {
+				return err
+			}
+			if err := drain(p.Stream(ctx, "q")); err != nil {
+				permit.Drop()
+				return err
+			}
+			permit.Record()
+			return nil
+		}, stop, nil
+	}
+	r, err := ratelimit.NewConcurrency(p, ratelimit.ConcurrencyConfig{Initial: 8, Max: 1000, MaxStarvation: PriorityStarvation})
+	if err != nil {
+		return nil, nil, err
+	}
+	return func(ctx context.Context, interactive bool) error {
+		class := ratelimit.Batch
+		if interactive {
+			class = ratelimit.Interactive
+		}
+		return drain(r.Stream(ratelimit.WithPriority(ctx, class), "q"))
+	}, func() {}, nil
 }
 
 // PriorityCapacity, PriorityStarvation and PriorityRun are the priority
@@ -28,82 +79,92 @@ const (
 	PriorityRun        = 60 * time.Second
 )
 
-// RunPriority plays the priority scenario through ratelimit.Concurrency:
-// 8 interactive clients, each asking again a second after its answer,
-// first alone, then beside 100 closed-loop batch clients that keep the
-// provider saturated.
-func RunPriority(seed uint64) (PriorityResult, error) {
+// RunPriority plays the priority scenario through limiter i of
+// PriorityNames: 8 interactive clients, each asking again a second after
+// its answer, first alone, then beside 100 closed-loop batch clients that
+// keep the provider saturated.
+func RunPriority(i int, seed uint64) (PriorityResult, error) {
 	var res PriorityResult
-	var err error
-	if res.IdleP99, _, _, err = priorityPhase(seed, 0); err != nil {
+	idle, err := priorityPhase(i, seed, 0)
+	if err != nil {
 		return res, err
 	}
-	res.LoadedP99, res.LongestBatch, res.BatchAnswers, err = priorityPhase(seed, 100)
+	res, err = priorityPhase(i, seed, 100)
+	res.IdleP99 = idle.LoadedP99
 	return res, err
 }
 
-// priorityPhase runs the interactive clients beside batch batch clients
-// and returns the interactive p99, the longest batch call and the batch
-// answers.
-func priorityPhase(seed uint64, batch int) (p99, longest time.Duration, answers int, err error) {
-	p := NewProvider(DefaultModel, PriorityCapacity, seed)
-	r, err := ratelimit.NewConcurrency(p, ratelimit.ConcurrencyConfig{Initial: 8, Max: 1000, MaxStarvation: PriorityStarvation})
-	if err != nil {
-		return 0, 0, 0, err
-	}
-	ctx, cancel := context.WithCancel(context.Background())
-	var mu sync.Mutex
-	var interactive []time.Duration
-	// call asks until it is answered; longest keeps the longest attempt
-	// that was (its wait for a permit and its answer).
-	call := func(ctx context.Context) time.Duration {
-		start := time.Now()
-		for ctx.Err() == nil {
-			attempt := time.Now()
-			if drain(r.Stream(ctx, "q")) == nil {
-				if ctx.Err() == nil {
-					mu.Lock()
-					longest = max(longest, time.Since(attempt))
-					mu.Unlock()
+// phase is one run of the priority scenario: its limiter, and what its
+// calls measured.
+type phase struct {
+	g    gate
+	mu   sync.Mutex
+	res  PriorityResult
+	took []time.Duration // the interactive calls'
+}
+
+// call asks until it is answered, and returns how long that took; it
+// keeps the longest answered attempt of a batch call (its wait for a
+// permit and its answer) and counts the answers.
+func (ph *phase) call(ctx context.Context, interactive bool) time.Duration {
+	start := time.Now()
+	for ctx.Err() == nil {
+		attempt := time.Now()
+		if ph.g(ctx, interactive) == nil {
+			if ctx.Err() == nil {
+				ph.mu.Lock()
+				ph.res.Answers++
+				if !interactive {
+					ph.res.BatchAnswers++
+					ph.res.LongestBatch = max(ph.res.LongestBatch, time.Since(attempt))
 				}
-				break
+				ph.mu.Unlock()
 			}
-			select {
-			case <-time.After(Pause):
-			case <-ctx.Done():
-			}
+			break
 		}
-		return time.Since(start)
+		select {
+		case <-time.After(Pause):
+		case <-ctx.Done():
+		}
 	}
+	return time.Since(start)
+}
+
+// priorityPhase runs the interactive clients through limiter i beside
+// batch batch clients, and returns what they measured (the interactive
+// p99 in LoadedP99).
+func priorityPhase(i int, seed uint64, batch int) (PriorityResult, error) {
+	p := NewProvider(DefaultModel, PriorityCapacity, seed)
+	g, stop, err := newGate(i, p)
+	if err != nil {
+		return PriorityResult{}, err
+	}
+	defer stop()
+	ph := &phase{g: g}
+	ctx, cancel := context.WithCancel(context.Background())
 	var wg sync.WaitGroup
 	for range batch {
 		wg.Go(func() {
-			bctx := ratelimit.WithPriority(ctx, ratelimit.Batch)
 			for ctx.Err() == nil {
-				call(bctx)
-				if ctx.Err() == nil {
-					mu.Lock()
-					answers++
-					mu.Unlock()
-				}
+				ph.call(ctx, false)
 			}
 		})
 	}
-	time.Sleep(20 * time.Second)          // the limit finds the capacity
-	ictx, stop := context.WithCancel(ctx) // no deadline: none is refused for one
-	time.AfterFunc(PriorityRun, stop)
-	mu.Lock()
-	longest = 0 // the batch calls' attempts once interactive ones compete
-	mu.Unlock()
+	time.Sleep(20 * time.Second)             // the limit finds the capacity
+	ictx, stopRun := context.WithCancel(ctx) // no deadline: none is refused for one
+	time.AfterFunc(PriorityRun, stopRun)
+	ph.mu.Lock()
+	ph.res = PriorityResult{} // the calls once interactive ones compete
+	ph.mu.Unlock()
+	ok0, limited0, _ := p.Counts()
 	for range 8 {
 		wg.Go(func() {
-			uctx := ratelimit.WithPriority(ictx, ratelimit.Interactive)
 			for ictx.Err() == nil {
-				d := call(uctx)
+				d := ph.call(ictx, true)
 				if ictx.Err() == nil {
-					mu.Lock()
-					interactive = append(interactive, d)
-					mu.Unlock()
+					ph.mu.Lock()
+					ph.took = append(ph.took, d)
+					ph.mu.Unlock()
 				}
 				select {
 				case <-time.After(time.Second):
@@ -113,11 +174,15 @@ func priorityPhase(seed uint64, batch int) (p99, longest time.Duration, answers 
 		})
 	}
 	<-ictx.Done()
+	ok, limited, _ := p.Counts()
 	cancel()
 	wg.Wait()
-	slices.Sort(interactive)
-	if len(interactive) > 0 {
-		p99 = interactive[len(interactive)*99/100]
+	if n := ok - ok0 + limited - limited0; n > 0 {
+		ph.res.Limited = float64(limited-limited0) / float64(n)
 	}
-	return p99, longest, answers, nil
+	slices.Sort(ph.took)
+	if len(ph.took) > 0 {
+		ph.res.LoadedP99 = ph.took[len(ph.took)*99/100]
+	}
+	return ph.res, nil
 }

@@ -68,24 +68,50 @@ func meanGoodput(r Result) float64 {
 // With batch work saturating the provider, an interactive call's p99 is
 // at most 1.2× its p99 on an idle provider, and no batch call waits
 // longer than MaxStarvation for a permit (an answered attempt takes at
-// most that and its answer).
+// most that and its answer); steadfast ahead of failsafe-go's priority
+// limiter, in the same run, on that ratio, on answers and on 429s.
 func TestPrioritiesHold(t *testing.T) {
 	if raceEnabled {
 		t.Skip("the bench runs without -race")
 	}
+	res := make([]PriorityResult, len(PriorityNames))
+	for i, name := range PriorityNames {
+		synctest.Test(t, func(t *testing.T) {
+			r, err := RunPriority(i, 1)
+			if err != nil {
+				t.Fatal(err)
+			}
+			res[i] = r
+			t.Logf("| %s | %v | %v | %.2f× | %v | %d | %d | %.2f %% |", name, r.IdleP99.Round(time.Millisecond), r.LoadedP99.Round(time.Millisecond),
+				r.ratio(), r.LongestBatch.Round(time.Millisecond), r.BatchAnswers, r.Answers, 100*r.Limited)
+		})
+	}
+	sf, fs := res[0], res[1]
+	if sf.ratio() > 1.2 {
+		t.Errorf("interactive p99 %.2f× its p99 on an idle provider, want at most 1.2×", sf.ratio())
+	}
+	if most := PriorityStarvation + 3*time.Second; sf.LongestBatch > most { // its longest answer is 2.3 s
+		t.Errorf("a batch attempt took %v, want at most MaxStarvation %v and its own answer", sf.LongestBatch, PriorityStarvation)
+	}
+	if sf.ratio() >= fs.ratio() || sf.Answers <= fs.Answers || sf.Limited > fs.Limited {
+		t.Errorf("steadfast %.2f×, %d answers, %.2f %% 429s; failsafe-go %.2f×, %d, %.2f %%: want ahead on each",
+			sf.ratio(), sf.Answers, 100*sf.Limited, fs.ratio(), fs.Answers, 100*fs.Limited)
+	}
+}
+
+// ratio is the loaded interactive p99 over the idle one.
+func (r PriorityResult) ratio() float64 { return r.LoadedP99.Seconds() / r.IdleP99.Seconds() }
+
+// A run's series reads steadfast's limit from its gauge: above 0 once
+// calls have come.
+func TestSeriesReadsTheLimit(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		res, err := RunPriority(1)
+		res, err := Run(0, []Phase{{"start", 40, time.Second, 2 * time.Second}}, 1)
 		if err != nil {
 			t.Fatal(err)
 		}
-		ratio := res.LoadedP99.Seconds() / res.IdleP99.Seconds()
-		t.Logf("interactive p99 idle %v, beside batch work %v (%.2f×); longest batch attempt %v, %d batch answers",
-			res.IdleP99.Round(time.Millisecond), res.LoadedP99.Round(time.Millisecond), ratio, res.LongestBatch.Round(time.Millisecond), res.BatchAnswers)
-		if ratio > 1.2 {
-			t.Errorf("interactive p99 %.2f× its p99 on an idle provider, want at most 1.2×", ratio)
-		}
-		if most := PriorityStarvation + 3*time.Second; res.LongestBatch > most { // its longest answer is 2.3 s
-			t.Errorf("a batch attempt took %v, want at most MaxStarvation %v and its own answer", res.LongestBatch, PriorityStarvation)
+		if len(res.Series) != 3 || res.Series[2].Limit <= 0 || res.Series[2].Capacity != 40 {
+			t.Errorf("series %+v, want 3 seconds with the limit read", res.Series)
 		}
 	})
 }

@@ -30,7 +30,9 @@ import (
 // first attempts do (retries too few to judge are presumed to fare as
 // well as first attempts). A retry waits for its token up to
 // MaxWait, else is refused; the retry layer waits the longer of that and
-// its backoff.
+// its backoff. A herd's retries (every client failing at once after a
+// quiet spell) are never promised one moment for all of them: their turns
+// are spaced (see Pacing.Reserve).
 //
 // While more than half of the recent attempts fail (over the last tenth
 // of a second, or as much of the last second as it takes for ten to
@@ -278,8 +280,9 @@ func (b *Adaptive) Rate() float64 {
 // runs under b.mu.
 func (b *Adaptive) rates(now time.Time) (retry, hold float64) {
 	cur := b.snapshot(now)
-	w, span := b.since(now, cur, adaptiveWindow)
-	s, sspan := b.since(now, cur, adaptiveSlot)
+	w, span, herd := b.since(now, cur, adaptiveWindow)
+	b.pace.spaced = herd
+	s, sspan, _ := b.since(now, cur, adaptiveSlot)
 	// The retries' share is the recent one when recent retries are a
 	// quorum: an outage that follows many successful retries (a herd's)
 	// shows at once, not once the window has forgotten them.
@@ -334,7 +337,7 @@ func (b *Adaptive) holdSpan(now time.Time, cur, s counts, sspan time.Duration, w
 		return s, sspan
 	}
 	for d := 2 * adaptiveSlot; d <= adaptiveWindow; d += adaptiveSlot {
-		if c, span := b.since(now, cur, d); c.failed() >= adaptiveQuorum {
+		if c, span, _ := b.since(now, cur, d); c.failed() >= adaptiveQuorum {
 			return c, span
 		}
 	}
@@ -362,10 +365,10 @@ func (b *Adaptive) snapshot(now time.Time) counts {
 // windows and they are ten or more, they are taken to have come in a
 // tenth of d before the first snapshot after it, as a herd does (every
 // client at once after a deploy or a cron), not spread over the quiet
-// spell, which would read them as a trickle. Otherwise the span is at
-// least d, so that a few attempts are not read as a high rate. It runs
-// under b.mu.
-func (b *Adaptive) since(now time.Time, cur counts, d time.Duration) (counts, time.Duration) {
+// spell, which would read them as a trickle; herd says so. Otherwise
+// the span is at least d, so that a few attempts are not read as a high
+// rate. It runs under b.mu.
+func (b *Adaptive) since(now time.Time, cur counts, d time.Duration) (c counts, span time.Duration, herd bool) {
 	from := b.snaps[b.next]
 	after := now // the first snapshot after from
 	for i := range adaptiveSnaps {
@@ -376,11 +379,11 @@ func (b *Adaptive) since(now time.Time, cur counts, d time.Duration) (counts, ti
 			after = s.at
 		}
 	}
-	c := cur.sub(from)
+	c = cur.sub(from)
 	if now.Sub(from.at) >= 2*adaptiveWindow && c.firsts+c.retries >= adaptiveQuorum {
-		return c, now.Sub(after) + d/10
+		return c, now.Sub(after) + d/10, true
 	}
-	return c, max(now.Sub(from.at), d)
+	return c, max(now.Sub(from.at), d), false
 }
 
 // Pacing is the arithmetic of Adaptive, for a Budget that counts the
@@ -393,6 +396,8 @@ type Pacing struct {
 	maxWait        time.Duration
 	tokens         float64   // may go negative: retries reserved ahead
 	last           time.Time // when tokens were last refilled
+	tail           time.Time // when the last turn promised falls due
+	spaced         bool      // the rate is read from a herd's attempts: space the turns
 	lastShare      float64   // the success share of the last window with a quorum of retries
 	recent         float64   // the success share the last rate was worked out with
 	held           float64   // the first attempts' tokens: may go negative too
@@ -457,6 +462,15 @@ func (p *Pacing) share(n, ok int64, presume float64) float64 {
 // Cancel gives the token back; call it as Reserve is called, serialized
 // with the Pacing's other calls.
 //
+// While Adaptive reads its window as a herd's, each retry's turn also
+// comes at least a turn (at the rate it asks at) after the last turn
+// promised, as a schedule of turns (GCRA) keeps them: the rate then
+// rises with every failure of the herd counted, and a debt repaid at the
+// last rate would promise every retry of the herd the same moment. A turn
+// promised at the floor, before the herd was read as one, thus holds the
+// herd's retries behind it, and most are refused: a herd's retries meet a
+// provider its first attempts have just overloaded.
+//
 // A maxWait shorter than the wait and than the setting's, but positive,
 // is the part of the caller's deadline the retry may spend waiting: the
 // pace would hold it longer, into a certain failure. The budget then
@@ -475,25 +489,38 @@ func (p *Pacing) Reserve(now time.Time, rate float64, maxWait time.Duration) cor
 	p.tokens = min(p.tokens+rate*now.Sub(p.last).Seconds(), burst)
 	p.last = now
 	if p.tokens >= 1 {
-		return p.take(0, 1)
+		return p.take(now, 0, 1)
 	}
 	wait := time.Duration((1 - p.tokens) / rate * float64(time.Second))
 	limit := min(maxWait, p.maxWait)
+	if p.spaced && limit == p.maxWait {
+		// The debt is repaid faster as the rate rises, and a herd's
+		// retries, asking as its failures are counted and each count
+		// raises the rate, would be promised turns that all fall due
+		// together: each goes a turn after the last one promised. A
+		// retry pressed by its caller's deadline is not spaced: its wait
+		// is bounded by the deadline's half, and so is its share of a
+		// bunch.
+		wait = max(wait, p.tail.Sub(now)+time.Duration(float64(time.Second)/rate))
+	}
 	switch {
 	case wait <= limit:
-		return p.take(wait, 1)
+		return p.take(now, wait, 1)
 	case maxWait < p.maxWait && maxWait > 0 && p.recent >= helpfulShare:
 		// The debt is bounded by what the pace repays within its maxWait,
 		// so that calls without a deadline are paced, not refused, once
 		// the deadlines' retries stop.
-		return p.take(limit, p.tokens-max(p.tokens-1, 1-rate*p.maxWait.Seconds()))
+		return p.take(now, limit, p.tokens-max(p.tokens-1, 1-rate*p.maxWait.Seconds()))
 	}
 	return core.Reservation{}
 }
 
 // take takes n tokens for a retry that goes after delay.
-func (p *Pacing) take(delay time.Duration, n float64) core.Reservation {
+func (p *Pacing) take(now time.Time, delay time.Duration, n float64) core.Reservation {
 	p.tokens -= n
+	if due := now.Add(delay); due.After(p.tail) {
+		p.tail = due
+	}
 	return core.Reservation{Delay: delay, OK: true, Cancel: func() { p.tokens += n }}
 }
 
@@ -552,10 +579,15 @@ func (p *Pacing) charge(now time.Time, rate float64) {
 }
 
 // refillHeld adds the first attempts' tokens earned at rate since the
-// last refill, up to a hundredth of a second of them.
+// last refill, up to a hundredth of a second of them, and forgives what
+// turns taken at a higher rate owe past a tenth of a second at this one:
+// turns promised at a rate since gone (a herd's, read from its first
+// attempts) would otherwise hold new first attempts while the provider
+// idles, long after those turns went.
 func (p *Pacing) refillHeld(now time.Time, rate float64) {
 	rate = max(rate, minRate)
 	p.held = min(p.held+rate*now.Sub(p.heldLast).Seconds(), max(rate*burstSpan.Seconds(), 1))
+	p.held = max(p.held, -rate*adaptiveSlot.Seconds())
 	p.heldLast = now
 }
 

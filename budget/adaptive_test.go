@@ -317,3 +317,37 @@ func TestHeldCallsDrainWhenTheHoldEnds(t *testing.T) {
 
 // turn is a budget's reservation as its delay and whether it is OK.
 func turn(res core.Reservation) (time.Duration, bool) { return res.Delay, res.OK }
+
+// A herd's retries ask one by one as its failures are counted, and each
+// count raises the rate: their turns come one after the other, each at
+// least a turn after the one before, never all promised for the moment
+// the debt so far would be repaid at the last rate (before they were
+// spaced, 341 of 493 granted turns fell due in the same 10 ms, and the
+// herd's retries met the provider together). Here the first turn, promised
+// at the floor rate before the herd was read as one, holds the rest behind
+// it: most of the herd's retries are refused, as they are in the storms.
+func TestAdaptiveSpacesAHerdsRetries(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		ctx := t.Context()
+		b := newAdaptive(t, 0.5, 1, time.Second)
+		time.Sleep(3 * time.Second) // a quiet client: what comes next is a herd
+		per := map[time.Duration]int{}
+		granted := 0
+		for range 500 {
+			b.RecordAttempt(ctx, 1, false)
+			if res := b.ReserveRetry(ctx, time.Hour); res.OK {
+				granted++
+				per[res.Delay.Truncate(10*time.Millisecond)]++
+			}
+		}
+		most := 0
+		for _, n := range per {
+			most = max(most, n)
+		}
+		t.Logf("%d of 500 granted, at most %d due in the same 10 ms", granted, most)
+		if granted == 0 || most > 5 {
+			t.Errorf("%d of the herd's 500 retries granted, %d of them due in the same 10 ms; want some, never more than 5 together",
+				granted, most)
+		}
+	})
+}

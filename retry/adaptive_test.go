@@ -150,7 +150,7 @@ func TestAdaptiveSustainedOutageStaysATrickle(t *testing.T) {
 	for _, load := range []int{200, 2000} {
 		synctest.Test(t, func(t *testing.T) {
 			const seconds = 5
-			var retries [seconds + 3]atomic.Int64 // by the second they were made in
+			var retries [seconds + 6]atomic.Int64 // by the second they were made in
 			start := time.Now()
 			down := core.RunnableFunc(func(ctx context.Context, _ any, _ ...core.Option) (any, error) {
 				if a, _ := retry.AttemptFromContext(ctx); a.Attempt > 1 {
@@ -170,7 +170,7 @@ func TestAdaptiveSustainedOutageStaysATrickle(t *testing.T) {
 				time.Sleep(time.Second / time.Duration(load))
 			}
 			wg.Wait()
-			var counts [seconds + 3]int64
+			var counts [seconds + 6]int64
 			for s := range retries {
 				counts[s] = retries[s].Load()
 			}

@@ -97,12 +97,27 @@ func (p *provider) drain(at time.Duration, outage bool) {
 	c.drainedAt = max(at, from)
 }
 
-// request is one attempt reaching the provider.
+// request is one attempt reaching the provider, answered after the
+// scenario's round trip.
 func (p *provider) request(ctx context.Context) error {
 	if err := ctx.Err(); err != nil {
 		return err
 	}
-	now := time.Now()
+	err := p.answer(time.Now())
+	if d := p.sc.RoundTrip; d > 0 {
+		t := time.NewTimer(d)
+		defer t.Stop()
+		select {
+		case <-t.C:
+		case <-ctx.Done():
+			return ctx.Err()
+		}
+	}
+	return err
+}
+
+// answer is the provider's answer to an attempt that reaches it at now.
+func (p *provider) answer(now time.Time) error {
 	outage, down := p.arrive(now, now.Sub(p.start))
 	switch {
 	case outage:

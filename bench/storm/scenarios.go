@@ -36,6 +36,11 @@ var Scenarios = []Scenario{
 	},
 }
 
+// RoundTrip is how long an answer takes to come back in the storms
+// played with one (Scenario.WithRoundTrip): a few milliseconds, as from a
+// provider in the same region.
+const RoundTrip = 5 * time.Millisecond
+
 // Policy is every library's: 4 attempts, 10ms doubling to 80ms, 10% jitter.
 var Policy = bench.Policy{Attempts: 4, Initial: 10 * time.Millisecond, Factor: 2, Max: 80 * time.Millisecond, Jitter: 0.1}
 

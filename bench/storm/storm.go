@@ -41,6 +41,12 @@ type Scenario struct {
 	// at the same instant, the start, before the arrivals: a batch
 	// pipeline starting its workers, a deploy, a cron.
 	Herd int
+	// RoundTrip, in an open-loop scenario, is how long every answer takes
+	// to come back, a refusal as a success: a herd's first attempts are
+	// then all made before any has failed, as over a network, where a
+	// provider that answers at once would let the first failures be seen
+	// while the herd is still starting.
+	RoundTrip time.Duration
 	// Closed, when set, makes the load closed-loop (see ClosedLoop) and
 	// the provider one of concurrent slots; Rate and BurstRate are unused.
 	Closed *ClosedLoop
@@ -82,6 +88,14 @@ func (sc Scenario) Synchronized() Scenario {
 	} else {
 		sc.Herd = int(sc.MeanRate() * HerdSpan.Seconds())
 	}
+	return sc
+}
+
+// WithRoundTrip returns sc with every answer taking d to come back, named
+// with "rtt-" before sc's name.
+func (sc Scenario) WithRoundTrip(d time.Duration) Scenario {
+	sc.Name = "rtt-" + sc.Name
+	sc.RoundTrip = d
 	return sc
 }
 

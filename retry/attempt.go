@@ -46,6 +46,16 @@ func AttemptFromContext(ctx context.Context) (AttemptInfo, bool) {
 
 type attemptKey struct{}
 
+// nesting returns how many RetryRunnables' attempts ctx runs inside: 0
+// for a call of its own, 1 inside one layer's attempt.
+func nesting(ctx context.Context) int {
+	n := 0
+	for a, ok := ctx.Value(attemptKey{}).(*attemptCtx); ok; a, ok = a.root.Context.Value(attemptKey{}).(*attemptCtx) {
+		n++
+	}
+	return n
+}
+
 // attemptCtx carries the attempt's metadata. It is a Context itself, rather
 // than a context.WithValue holding a struct, so an attempt costs one
 // allocation. The call's number is drawn, and the InvocationID string

@@ -26,6 +26,7 @@ type call struct {
 	operation   string
 	method      callspan.Method
 	maxAttempts int
+	depth       int         // how many RetryRunnables' attempts the call runs inside
 	first       *attemptCtx // the first attempt's context, root of the InvocationID
 	span        trace.Span  // the call span; nil when tracing is off
 	recording   bool        // span is recording: build attributes and attempt spans
@@ -81,6 +82,12 @@ func (r *RetryRunnable) begin(ctx context.Context, c *call, m callspan.Method, o
 	cfg := r.policy(op)
 	c.r, c.cfg, c.operation, c.method = r, cfg, op, m
 	c.maxAttempts = cfg.MaxRetries + 1
+	if _, nested := ctx.Value(attemptKey{}).(*attemptCtx); nested {
+		c.depth = nesting(ctx)
+		if cfg.Nested != nestedRetry {
+			c.maxAttempts = 1 // the outer layer retries
+		}
+	}
 	c.cont = continuationFrom(ctx)
 	if r.tel.tracer != nil || r.tel.calls != nil {
 		c.attrs = r.tel.opAttrs(op, m, cfg.MaxRetries)
@@ -91,6 +98,9 @@ func (r *RetryRunnable) begin(ctx context.Context, c *call, m callspan.Method, o
 			// when the span does not record.
 			ctx, c.span = r.tel.tracer.Start(ctx, methodSpanNames[m])
 			c.recording = c.span.IsRecording()
+			if c.recording && c.depth > 0 {
+				c.span.SetAttributes(attrNested.Int(c.depth))
+			}
 		}
 	}
 	if c.recording || cfg.MaxRetryTokens > 0 || (c.metrics && r.tel.tokens.Enabled(ctx)) {

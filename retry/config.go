@@ -68,6 +68,22 @@ type RetryConfig struct {
 	// reports false. Such a Runnable should deduplicate by the InvocationID
 	// of AttemptFromContext.
 	RetryNonIdempotent bool
+	// Nested says what a call made inside another RetryRunnable's attempt
+	// does (a tool chain retried by an agent loop that is itself retried;
+	// a model behind a framework's retrying workflow), where each layer's
+	// retries would multiply the others': "once", the default ("" means
+	// it), makes one attempt and leaves retrying to the outer layer,
+	// which classifies the failure as its own (a *Error unwraps to the
+	// attempt's error); "retry" retries here as well, as before: up to
+	// MaxRetries + 1 attempts for each of the outer layer's. A nested call
+	// neither resumes nor restarts a broken stream (the outer layer
+	// does); a repair (Repair), which sends another input, is still made.
+	// A pool's move to another deployment and a fallback's to another
+	// candidate are not retries: a call below only those is not nested.
+	// The call span's retry.nested attribute is the depth (1 inside one
+	// layer) where it is above 0. AttemptFromContext reports the
+	// MaxAttempts the call has: 1 for a nested "once".
+	Nested string
 	// MaxRetriesByClass, when set, bounds the retries a call makes after
 	// failures of a class (ClassOf), within MaxRetries: {rate_limit: 5,
 	// timeout: 1} retries rate limits five times and timeouts once. A
@@ -200,6 +216,8 @@ func (c RetryConfig) Validate() error {
 		return bad("FirstChunkTimeout", "is %v, must not be negative", c.FirstChunkTimeout)
 	case c.ChunkTimeout < 0:
 		return bad("ChunkTimeout", "is %v, must not be negative", c.ChunkTimeout)
+	case c.Nested != "" && c.Nested != nestedOnce && c.Nested != nestedRetry:
+		return bad("Nested", "is %q, must be %q (the default) or %q", c.Nested, nestedOnce, nestedRetry)
 	}
 	for _, class := range slices.Sorted(maps.Keys(c.MaxRetriesByClass)) {
 		switch n := c.MaxRetriesByClass[class]; {
@@ -211,6 +229,12 @@ func (c RetryConfig) Validate() error {
 	}
 	return nil
 }
+
+// The values of RetryConfig.Nested.
+const (
+	nestedOnce  = "once"
+	nestedRetry = "retry"
+)
 
 func (c *RetryConfig) maxRetryAfter() time.Duration {
 	if c.MaxRetryAfter == 0 {

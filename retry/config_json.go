@@ -11,7 +11,7 @@ import (
 // configField describes one JSON field of RetryConfig.
 type configField struct {
 	json, goName string
-	ptr          func(c *RetryConfig) any // *int, *float64, *bool or *time.Duration
+	ptr          func(c *RetryConfig) any // *int, *float64, *bool, *string or *time.Duration
 }
 
 // configFields lists the JSON form of RetryConfig, in the order written.
@@ -30,6 +30,7 @@ var configFields = []configField{
 	{"resume_streams", "ResumeStreams", func(c *RetryConfig) any { return &c.ResumeStreams }},
 	{"restart_streams", "RestartStreams", func(c *RetryConfig) any { return &c.RestartStreams }},
 	{"retry_non_idempotent", "RetryNonIdempotent", func(c *RetryConfig) any { return &c.RetryNonIdempotent }},
+	{"nested", "Nested", func(c *RetryConfig) any { return &c.Nested }},
 	{"max_retries_by_class", "MaxRetriesByClass", func(c *RetryConfig) any { return &c.MaxRetriesByClass }},
 	{"max_repairs", "MaxRepairs", func(c *RetryConfig) any { return &c.MaxRepairs }},
 	{"max_retry_tokens", "MaxRetryTokens", func(c *RetryConfig) any { return &c.MaxRetryTokens }},

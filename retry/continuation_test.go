@@ -108,10 +108,11 @@ func TestContinuationHandsOffLongWaits(t *testing.T) {
 }
 
 // A call nested in a continued call's attempt is a call of its own: it
-// neither takes the continuation's identity nor its attempts.
+// neither takes the continuation's identity nor its attempts (it retries,
+// with Nested "retry", by its own count).
 func TestContinuationIsTheOutermostCallsOnly(t *testing.T) {
 	var s seen
-	inner := newRetry(t, s.runnable(errTransient), retry.RetryConfig{MaxRetries: 1})
+	inner := newRetry(t, s.runnable(errTransient), retry.RetryConfig{MaxRetries: 1, Nested: "retry"})
 	outer := newRetry(t, inner, retry.RetryConfig{MaxRetries: 0})
 	ctx := retry.WithContinuation(t.Context(), retry.Continuation{InvocationID: "outer", Attempts: 0})
 	_, _ = outer.Invoke(ctx, "q")

@@ -38,6 +38,7 @@ const (
 	attrStreamChunks  = attribute.Key("retry.stream.chunks")
 	attrStreamResumed = attribute.Key("retry.stream.resumed")
 	attrRestarted     = attribute.Key("retry.restarted")
+	attrNested        = attribute.Key("retry.nested")
 	// attrRepaired marks an attempt made with the input Repair returned.
 	attrRepaired = attribute.Key("retry.repaired")
 	// The call's tokens: input and output over its attempts, and those of

@@ -15,6 +15,7 @@ import (
 
 	"github.com/steadfast-go/steadfast/core"
 	"github.com/steadfast-go/steadfast/llmhttp"
+	"github.com/steadfast-go/steadfast/retry"
 )
 
 // Responses is a core.Runnable over OpenAI's Responses API. Invoke takes a
@@ -44,7 +45,10 @@ type resumableStreams struct{ option.RequestOption }
 
 // WithResumableStreams, passed to NewResponses, makes its streams
 // background responses that Resume can continue where they broke, from the
-// sequence number of the last event delivered.
+// sequence number of the last event delivered, and its Invokes background
+// responses that it polls, so that an attempt after a dropped connection
+// reads the response already made rather than pay for another (see
+// Invoke).
 //
 // A background response is stored by OpenAI (store: true) and runs to its
 // end on OpenAI's side whether or not anyone reads it: it is billed as any
@@ -88,14 +92,28 @@ func (r *Responses) CallAttributes() []attribute.KeyValue {
 
 // Invoke makes one response and returns the SDK's *responses.Response. Its
 // GenAI response attributes go on the span in ctx.
+//
+// With WithResumableStreams the response is made in background mode and
+// polled to its end: an attempt after a dropped connection (under a retry
+// layer, which keeps the call's core.State) polls the response already
+// being made, rather than create and pay for another; a response the
+// provider no longer knows is created once more (span event
+// openai.responses.recreated); and the response is cancelled when the
+// call's context ends before it does.
 func (r *Responses) Invoke(ctx context.Context, input any, _ ...core.Option) (any, error) {
 	params, err := r.params(input)
 	if err != nil {
 		return nil, err
 	}
-	res, err := r.client.Responses.New(ctx, params)
+	var res *responses.Response
+	if r.resumable {
+		res, err = r.invokeInBackground(ctx, params)
+	} else {
+		res, err = r.client.Responses.New(ctx, params)
+		err = AdaptError(err)
+	}
 	if err != nil {
-		return nil, AdaptError(err)
+		return nil, err
 	}
 	if err := responseFailure(res); err != nil {
 		return nil, err
@@ -250,10 +268,15 @@ func inBandFailure(ev responses.ResponseStreamEventUnion) error {
 // responseFailure returns the failure of a response whose status is
 // failed, or nil.
 func responseFailure(res *responses.Response) error {
-	if res.Status != responses.ResponseStatusFailed {
-		return nil
+	switch res.Status {
+	case responses.ResponseStatusFailed:
+		return adaptCode(string(res.Error.Code), res.Error.Message)
+	case responses.ResponseStatusCancelled:
+		// Cancelled by someone else than this call: retrying would
+		// make another response the canceller did not want.
+		return retry.Permanent(fmt.Errorf("openai: responses: response %s was cancelled", res.ID))
 	}
-	return adaptCode(string(res.Error.Code), res.Error.Message)
+	return nil
 }
 
 // inBandStatus is the HTTP status an in-band error code stands for, where

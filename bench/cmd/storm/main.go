@@ -6,6 +6,7 @@
 //
 //	go run ./cmd/storm                    # the default size, about 6 minutes
 //	go run ./cmd/storm -sizes 1,0.25,4    # and providers 4x smaller and larger
+//	go run ./cmd/storm -rtt 5ms           # every open-loop answer after a 5 ms round trip
 //	go run ./cmd/storm -quick             # a short smoke run
 package main
 
@@ -35,6 +36,7 @@ var (
 	sizes  = flag.String("sizes", "1", "provider sizes to run, comma-separated: 4 is a provider, and a load, four times the default")
 	replot = flag.Bool("replot", false, "run nothing: draw the plots again from the series in -out")
 	slow   = flag.Float64("slow", 1, "closed loop only: a provider whose requests take this many times as long (the clients think as much longer), for as many times fewer requests a second")
+	rtt    = flag.Duration("rtt", 0, "open loop only: every answer takes this long to come back, a refusal as a success (storm.RoundTrip is CI's); the scenarios are named rtt-…")
 )
 
 func main() {
@@ -75,6 +77,9 @@ func runSizes(ctx context.Context, w io.Writer, quick bool, out string) error {
 func storms(size float64) [][]storm.Storm {
 	var open, closed []storm.Storm
 	for _, sc := range storm.Scenarios {
+		if *rtt > 0 {
+			sc = sc.WithRoundTrip(*rtt)
+		}
 		open = append(open, storm.Storm{Scenario: sc.Sized(size), Policy: storm.Policy})
 	}
 	for _, sc := range storm.ClosedScenarios {

@@ -25,10 +25,11 @@ import (
 )
 
 // budgets are the most names a package may export; total bounds the
-// packages counted together.
+// packages counted together. DESIGN §11 names repair.JSON and
+// repair.ToolName (#57): the total is 300 with them.
 var (
-	budgets = map[string]int{"retry": 78, "core": 44, "llmhttp": 30, "ratelimit": 45}
-	total   = 298
+	budgets = map[string]int{"retry": 78, "core": 44, "llmhttp": 30, "ratelimit": 45, "repair": 2}
+	total   = 300
 	apart   = map[string]bool{"chaos": true}
 )
 

@@ -202,6 +202,7 @@ func (b *batchCall) follow(ctx context.Context, n int, failed []int, first error
 			return nil
 		}
 		for _, idx := range again {
+			b.c.saidReask(n, b.last[idx])
 			b.rewrite(ctx, idx, b.last[idx])
 		}
 	}
@@ -301,8 +302,9 @@ func (b *batchCall) merge(ctx context.Context, n int, sent []int, outs []any, it
 	for i, idx := range sent {
 		err := itemErrs[i]
 		if err == nil {
-			if err = b.c.check(ctx, b.input(idx), outs[i]); err == nil {
-				b.outs[idx] = outs[i]
+			var out any
+			if out, err = b.c.checked(ctx, n, b.input(idx), outs[i]); err == nil {
+				b.outs[idx] = out
 				b.c.recordSuccess(ctx, n)
 				continue
 			}

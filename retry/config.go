@@ -125,6 +125,23 @@ type RetryConfig struct {
 	// MaxRepairs is the most repairs of a call, or of a Batch item; 0
 	// means 1 when Repair is set.
 	MaxRepairs int `json:"max_repairs,omitempty"`
+	// RepairOutput, when set, is offered each output CheckOutput rejects,
+	// with the input it answered and the check's error, before another
+	// request is paid for: it may return a fixed output (a JSON answer in
+	// a code fence or with a trailing comma, a tool name in the wrong
+	// case; package repair has both), which is delivered only if it passes
+	// CheckOutput, at no cost: no tokens, no backoff, no retry spent
+	// (event retry.output_repair, repair.rung "local"). false, or a fix
+	// the check rejects too, leaves the rejection to the usual rules: the
+	// re-ask, with NextInput's input (event retry.output_repair,
+	// repair.rung "reask"). It must not modify output. Invoke and each
+	// Batch item, at most MaxOutputRepairs times an attempt. Not written
+	// to JSON.
+	RepairOutput func(ctx context.Context, input, output any, err error) (any, bool) `json:"-"`
+	// MaxOutputRepairs is the most fixes RepairOutput is asked for in a
+	// row on one attempt's output, each building on the last; 0 means 1
+	// when RepairOutput is set.
+	MaxOutputRepairs int `json:"max_output_repairs,omitempty"`
 	// MaxRetryTokens, when positive, bounds the tokens a call may throw
 	// away: once its attempts whose output never reached the caller (a
 	// failure after partial output, an answer CheckOutput rejected, a
@@ -192,6 +209,8 @@ func (c RetryConfig) Validate() error {
 		return bad("MaxRetries", "is %d, must be at most %d", c.MaxRetries, maxMaxRetries)
 	case c.MaxRetryTokens < 0:
 		return bad("MaxRetryTokens", "is %d, must not be negative", c.MaxRetryTokens)
+	case c.MaxOutputRepairs < 0:
+		return bad("MaxOutputRepairs", "is %d, must not be negative", c.MaxOutputRepairs)
 	case c.MaxRepairs < 0:
 		return bad("MaxRepairs", "is %d, must not be negative", c.MaxRepairs)
 	case c.MaxRepairs > maxMaxRetries-c.MaxRetries:
@@ -241,6 +260,16 @@ func (c *RetryConfig) maxRetryAfter() time.Duration {
 		return defaultMaxRetryAfter
 	}
 	return c.MaxRetryAfter
+}
+
+// maxOutputRepairs is the most fixes asked of RepairOutput for one
+// attempt's output: none without RepairOutput, and MaxOutputRepairs' 0
+// is 1.
+func (c *RetryConfig) maxOutputRepairs() int {
+	if c.RepairOutput == nil {
+		return 0
+	}
+	return max(c.MaxOutputRepairs, 1)
 }
 
 // maxRepairs is the most repairs of a call: none without Repair, and

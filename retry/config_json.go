@@ -15,7 +15,7 @@ type configField struct {
 }
 
 // configFields lists the JSON form of RetryConfig, in the order written.
-// RetryableErrors, RetryIf, CheckOutput, NextInput and Repair hold code,
+// RetryableErrors, RetryIf, CheckOutput, NextInput, Repair and RepairOutput hold code,
 // not data, and are not in it.
 var configFields = []configField{
 	{"max_retries", "MaxRetries", func(c *RetryConfig) any { return &c.MaxRetries }},
@@ -33,6 +33,7 @@ var configFields = []configField{
 	{"nested", "Nested", func(c *RetryConfig) any { return &c.Nested }},
 	{"max_retries_by_class", "MaxRetriesByClass", func(c *RetryConfig) any { return &c.MaxRetriesByClass }},
 	{"max_repairs", "MaxRepairs", func(c *RetryConfig) any { return &c.MaxRepairs }},
+	{"max_output_repairs", "MaxOutputRepairs", func(c *RetryConfig) any { return &c.MaxOutputRepairs }},
 	{"max_retry_tokens", "MaxRetryTokens", func(c *RetryConfig) any { return &c.MaxRetryTokens }},
 }
 

@@ -32,7 +32,7 @@ func (r *RetryRunnable) Invoke(ctx context.Context, input any, opts ...core.Opti
 		c.startAttempt(ctx, &a, n, c.cfg.PerAttemptTimeout)
 		out, err := r.inner.Invoke(a.ctx, in, opts...)
 		if err = a.result(ctx, err); err == nil {
-			if err = c.check(ctx, in, out); err == nil {
+			if out, err = c.checked(ctx, n, in, out); err == nil {
 				c.endAttempt(ctx, &a, nil, decision{})
 				c.recordSuccess(ctx, n)
 				c.succeed(ctx, n)
@@ -46,6 +46,7 @@ func (r *RetryRunnable) Invoke(ctx context.Context, input any, opts ...core.Opti
 			return nil, e
 		}
 		if !c.repairNext {
+			c.saidReask(n, err)
 			in = c.nextInput(ctx, in, err)
 		}
 	}

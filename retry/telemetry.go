@@ -60,6 +60,9 @@ const (
 	eventBackoff = "retry.backoff"
 	eventHold    = "retry.budget.hold"
 	eventRepair  = "retry.repair"
+	// eventOutputRepair: an answer CheckOutput rejected was fixed in place
+	// (RepairOutput) or asked again (NextInput).
+	eventOutputRepair = "retry.output_repair"
 )
 
 // telemetry holds the tracer and instruments of one RetryRunnable. A nil

@@ -26,10 +26,12 @@ import (
 
 // budgets are the most names a package may export; total bounds the
 // packages counted together. DESIGN §11 names repair.JSON and
-// repair.ToolName (#57): the total is 300 with them.
+// repair.ToolName (#57); a provider's Reask needs the answer a check
+// rejected (retry.RejectedOutput) and the one text every provider's
+// re-ask says (llmhttp.ReaskText): the total is 302 with them.
 var (
-	budgets = map[string]int{"retry": 78, "core": 44, "llmhttp": 30, "ratelimit": 45, "repair": 2}
-	total   = 300
+	budgets = map[string]int{"retry": 79, "core": 44, "llmhttp": 31, "ratelimit": 45, "repair": 2}
+	total   = 302
 	apart   = map[string]bool{"chaos": true}
 )
 

@@ -541,7 +541,7 @@ func (c *call) check(ctx context.Context, input, output any) error {
 		return nil
 	}
 	if err := c.cfg.CheckOutput(ctx, input, output); err != nil {
-		return &outputError{Err: err}
+		return &outputError{Err: err, output: output}
 	}
 	return nil
 }

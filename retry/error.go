@@ -139,7 +139,20 @@ func (e *permanentError) Retryable() bool { return false }
 // error.type is "invalid_output", unless Err names its own with an
 // ErrorType() method.
 type outputError struct {
-	Err error
+	Err    error
+	output any // what the check rejected
+}
+
+// RejectedOutput returns the output that RetryConfig.CheckOutput rejected
+// and the check's own error, from the error of that attempt (the one
+// NextInput is given) or of a call that ended on it: what a re-ask shows
+// the model it answered, and why it was rejected (each provider module's
+// Reask takes them). It reports false for any other error.
+func RejectedOutput(err error) (output any, reason error, ok bool) {
+	if oe, ok := errors.AsType[*outputError](err); ok {
+		return oe.output, oe.Err, true
+	}
+	return nil, nil, false
 }
 
 // Error returns "retry: output rejected: " and the check's error.

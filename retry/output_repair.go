@@ -17,12 +17,13 @@ const (
 // checked runs CheckOutput on attempt n's output and, when it rejects
 // the output, offers it to RepairOutput up to MaxOutputRepairs times: a
 // fixed output that passes the check is the attempt's, at no cost. It
-// returns the output to deliver, or the rejection of the last output
-// checked.
+// returns the output to deliver, or the check's rejection of the output
+// the provider gave.
 func (c *call) checked(ctx context.Context, n int, input, output any) (any, error) {
-	err := c.check(ctx, input, output)
+	rejection := c.check(ctx, input, output)
+	err, answer := rejection, output
 	for i := 0; err != nil && i < c.cfg.maxOutputRepairs(); i++ {
-		fixed, ok := c.cfg.RepairOutput(ctx, input, output, unwrapRejection(err))
+		fixed, ok := c.cfg.RepairOutput(ctx, input, answer, unwrapRejection(err))
 		if !ok {
 			break
 		}
@@ -32,9 +33,9 @@ func (c *call) checked(ctx context.Context, n int, input, output any) (any, erro
 			}
 			return fixed, nil
 		}
-		output = fixed
+		answer = fixed
 	}
-	return output, err
+	return output, rejection // the re-ask shows the model its own answer, not a fix of it
 }
 
 // unwrapRejection is the error CheckOutput returned, from the attempt's

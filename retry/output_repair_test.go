@@ -138,3 +138,33 @@ func TestMaxOutputRepairsConfig(t *testing.T) {
 		t.Errorf(`{"max_output_repairs": 3} gave %d, %v`, cfg.MaxOutputRepairs, err)
 	}
 }
+
+// NextInput reads the answer it re-asks about with RejectedOutput: the
+// provider's own, not a fix RepairOutput tried; so does the caller, from
+// the call's error.
+func TestRejectedOutputIsTheProvidersAnswer(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		inner := mock.New(mock.OK("Sure!"), mock.OK("Still prose"))
+		cfg := testConfig()
+		cfg.MaxRetries = 1
+		cfg.CheckOutput = wantsJSON
+		cfg.RepairOutput = func(context.Context, any, any, error) (any, bool) { return "a failed fix", true }
+		var seen []any
+		cfg.NextInput = func(_ context.Context, in any, err error) any {
+			out, reason, _ := retry.RejectedOutput(err)
+			if reason != errNotJSON {
+				t.Errorf("RejectedOutput's reason %v, want the check's %v", reason, errNotJSON)
+			}
+			seen = append(seen, out)
+			return in
+		}
+		_, err := newRetry(t, inner, cfg).Invoke(t.Context(), "q")
+		last, _, ok := retry.RejectedOutput(err)
+		if len(seen) != 1 || seen[0] != "Sure!" || !ok || last != "Still prose" {
+			t.Errorf("NextInput saw %v, the call's error %v (%v); want Sure!, then Still prose", seen, last, ok)
+		}
+		if _, _, ok := retry.RejectedOutput(errTransient); ok {
+			t.Error("RejectedOutput of a transient failure reports true")
+		}
+	})
+}

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"net/http"
 	"net/http/httptest"
+	"time"
 
 	ant "github.com/anthropics/anthropic-sdk-go/v2"
 	"github.com/anthropics/anthropic-sdk-go/v2/option"
@@ -68,4 +69,42 @@ func ExampleMessages_RepairOverflow() {
 	})
 	fmt.Println(anthropic.Text(out), err)
 	// Output: answered in at most 2798 tokens <nil>
+}
+
+func ExampleReask() {
+	// A stand-in for the API: the first answer is not JSON; the re-ask,
+	// which ends on a user turn saying why, gets JSON.
+	calls := 0
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
+		calls++
+		text := "Sure! The capital is Paris."
+		if calls > 1 {
+			text = `{\"capital\": \"Paris\"}`
+		}
+		w.Header().Set("Content-Type", "application/json")
+		fmt.Fprintf(w, `{"id":"msg_%d","type":"message","role":"assistant","model":"claude-sonnet-4-5",
+			"content":[{"type":"text","text":"%s"}],"stop_reason":"end_turn","stop_sequence":null,
+			"usage":{"input_tokens":12,"output_tokens":9}}`, calls, text)
+	}))
+	defer srv.Close()
+
+	cfg := retry.DefaultRetryConfig()
+	cfg.InitialBackoff = time.Millisecond // a re-ask need not wait long
+	cfg.CheckOutput = func(_ context.Context, _, out any) error {
+		if !json.Valid([]byte(anthropic.Text(out))) {
+			return fmt.Errorf("the answer is not JSON")
+		}
+		return nil
+	}
+	cfg.NextInput = func(_ context.Context, in any, err error) any {
+		out, _, _ := retry.RejectedOutput(err)
+		return anthropic.Reask(in, out, err) // the answer, then "Your previous answer was rejected: ..."
+	}
+	r, err := retry.New(anthropic.NewMessages("claude-sonnet-4-5", option.WithBaseURL(srv.URL), option.WithAPIKey("key")), cfg)
+	if err != nil {
+		panic(err)
+	}
+	out, err := r.Invoke(context.Background(), "What is the capital of France? Answer as JSON.")
+	fmt.Println(anthropic.Text(out), err, calls)
+	// Output: {"capital": "Paris"} <nil> 2
 }

@@ -50,3 +50,16 @@ func ExampleAdaptError() {
 	fmt.Println(errors.As(err, &verdict) && !verdict.Retryable())
 	// Output: true
 }
+
+// Reask makes the re-ask of an answer a check rejected: the model's turn,
+// then a user turn (Gemini refuses a request that ends on the model's)
+// that says what was wrong, its function calls answered with it.
+func ExampleReask() {
+	cfg := retry.DefaultRetryConfig()
+	cfg.CheckOutput = gemini.CheckAnswer
+	cfg.NextInput = func(_ context.Context, in any, err error) any {
+		out, _, _ := retry.RejectedOutput(err)
+		return gemini.Reask(in, out, err)
+	}
+	_ = cfg // retry.New(models, cfg)
+}

@@ -76,3 +76,20 @@ func ExampleChat_RepairOverflow() {
 	fmt.Println(openai.Text(out), err)
 	// Output: answered in at most 1468 tokens <nil>
 }
+
+// Reask makes the re-ask of a Chat or Responses answer a check rejected:
+// the answer, its tool calls answered with what was wrong, and a user turn
+// last that says it.
+func ExampleReask() {
+	cfg := retry.DefaultRetryConfig()
+	cfg.CheckOutput = openai.CheckAnswer
+	cfg.NextInput = func(_ context.Context, in any, err error) any {
+		out, _, _ := retry.RejectedOutput(err)
+		return openai.Reask(in, out, err)
+	}
+	r, err := retry.New(openai.NewChat("gpt-4.1-mini"), cfg)
+	if err != nil {
+		panic(err)
+	}
+	_ = r // r.Invoke(ctx, "...")
+}

@@ -1,12 +1,16 @@
 package repair_test
 
 import (
+	"context"
 	"encoding/json"
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
+	"github.com/steadfast-go/steadfast/core"
 	"github.com/steadfast-go/steadfast/repair"
+	"github.com/steadfast-go/steadfast/retry"
 )
 
 // Whatever the text, a repair that JSON reports is valid JSON, never blank,
@@ -44,6 +48,34 @@ func FuzzToolName(f *testing.F) {
 		got, ok := repair.ToolName(name, tools)
 		if ok != slices.Contains(tools, got) || (ok && name == "") {
 			t.Errorf("ToolName(%q) = %q, %v: want one of the tools with true, or nothing with false", name, got, ok)
+		}
+	})
+}
+
+// Whatever the provider answers, a retry layer that repairs with JSON
+// delivers only what passes the check that rejected the answer: here a
+// JSON object with a member.
+func FuzzRepairedIsChecked(f *testing.F) {
+	for _, e := range corpus(f)[:40] {
+		f.Add(e.Output)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		answers := []string{s, `{"fallback": true}`}
+		n := 0
+		provider := core.RunnableFunc(func(context.Context, any, ...core.Option) (any, error) {
+			n++
+			return answers[min(n, len(answers))-1], nil
+		})
+		r, err := retry.New(provider, retry.RetryConfig{MaxRetries: 1, InitialBackoff: time.Nanosecond, MaxBackoff: time.Nanosecond,
+			CheckOutput:  anObject,
+			RepairOutput: func(_ context.Context, _, out any, _ error) (any, bool) { return repair.JSON(out.(string)) }},
+			retry.WithTracerProvider(nil))
+		if err != nil {
+			t.Fatal(err)
+		}
+		out, err := r.Invoke(t.Context(), "q")
+		if err == nil && anObject(t.Context(), nil, out) != nil {
+			t.Errorf("delivered %q for %q, which the check rejects", out, s)
 		}
 	})
 }

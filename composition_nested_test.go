@@ -30,16 +30,6 @@ type nesting struct {
 	chain bool
 }
 
-// fault is a fake provider's answer to one request.
-type fault int
-
-const (
-	answers fault = iota
-	transient
-	permanent
-	deadKey // a pool moves on from it; a retry layer does not retry it
-)
-
 // leafProvider counts its requests in all and answers each by its seeded
 // script of faults.
 func leafProvider(rng *rand.Rand, all *atomic.Int64) core.Runnable {

@@ -30,9 +30,12 @@ import (
 // first attempts do (retries too few to judge are presumed to fare as
 // well as first attempts). A retry waits for its token up to
 // MaxWait, else is refused; the retry layer waits the longer of that and
-// its backoff. A herd's retries (every client failing at once after a
-// quiet spell) are never promised one moment for all of them: their turns
-// are spaced (see Pacing.Reserve).
+// its backoff. A herd (every client at once after a quiet spell) earns
+// retries as a second's worth of first attempts does, however short the
+// moment it came in, or at Ratio of the rate the provider answered in the
+// last tenth of a second, if that is more; and its retries are never
+// promised one moment for all of them: their turns are spaced (see
+// Pacing.Reserve).
 //
 // While more than half of the recent attempts fail (over the last tenth
 // of a second, or as much of the last second as it takes for ten to
@@ -316,7 +319,25 @@ func (b *Adaptive) rates(now time.Time) (retry, hold float64) {
 		// hold sooner. Retries not yet seen fare as the attempts do.
 		presume = min(presume, float64(h.firsts+h.retries-h.failed())/float64(h.firsts+h.retries))
 	}
-	retry = b.pace.rate(w.firsts, retries, ok, span, presume)
+	// A herd's first attempts earn retries as a window's worth of first
+	// attempts do, not at the rate of the moment they came in: read over
+	// that moment, a herd of 400 earns a pace of thousands a second, and
+	// retries promised at it overload the provider the herd just did, and
+	// fall due in the outage that may follow.
+	rspan := span
+	if herd {
+		rspan = max(span, adaptiveWindow)
+	}
+	retry = b.pace.rate(w.firsts, retries, ok, rspan, presume)
+	if herd {
+		// What the provider answers is a rate it can take retries at: a
+		// herd's retries go at Ratio of the answers of the last tenth
+		// of a second when that is more than its first attempts earn
+		// (a provider with room after the herd: clients that wait for
+		// their answers before they call again).
+		served := s.firsts - s.firstFail + s.retryOK
+		retry = max(retry, b.pace.ratio*b.pace.recent*float64(served)/max(sspan, adaptiveSlot).Seconds())
+	}
 	b.holding.Store(hold > 0)
 	return retry, hold
 }
@@ -466,10 +487,11 @@ func (p *Pacing) share(n, ok int64, presume float64) float64 {
 // comes at least a turn (at the rate it asks at) after the last turn
 // promised, as a schedule of turns (GCRA) keeps them: the rate then
 // rises with every failure of the herd counted, and a debt repaid at the
-// last rate would promise every retry of the herd the same moment. A turn
-// promised at the floor, before the herd was read as one, thus holds the
-// herd's retries behind it, and most are refused: a herd's retries meet a
-// provider its first attempts have just overloaded.
+// last rate would promise every retry of the herd the same moment. The
+// turns promised while the herd's first attempts are still being counted,
+// at the low rate they earn so far, thus hold its later retries behind
+// them, and most are refused: a herd's retries meet a provider its first
+// attempts have just overloaded.
 //
 // A maxWait shorter than the wait and than the setting's, but positive,
 // is the part of the caller's deadline the retry may spend waiting: the
@@ -597,7 +619,10 @@ func (p *Pacing) refillHeld(now time.Time, rate float64) {
 // of each Invoke, Batch (once) and Stream (not of a Resume, which
 // continues a call) and waits as long as it answers, asking again while it
 // says so; it does not wait, and the attempt goes, when the caller's
-// deadline would pass during the wait.
+// deadline would pass during the wait. With Adaptive, an Invoke's or a
+// Stream's retry whose turn the budget set is held so too, when the turn
+// comes while first attempts are held: promised at the pace of its
+// asking, it would otherwise go into an outage that began since.
 type Holder interface {
 	// HoldFirst answers how long a first attempt already held for held
 	// waits (0 for none), and whether it asks again after that wait

@@ -15,18 +15,19 @@ func ExampleNewAdaptive() {
 		panic(err)
 	}
 	ctx := context.Background()
-	for range 200 { // a herd: 200 first attempts at once, read as come in a tenth of a second
+	for range 200 { // a herd: 200 first attempts at once, all answered
 		b.RecordAttempt(ctx, 1, true)
 	}
-	// About: the herd is read as come over the tenth of a second since
-	// the budget was made, or over the time this took, if longer.
-	fmt.Printf("about %.0f retries/s while retries work\n", math.Round(b.Rate()/100)*100)
+	// A herd earns retries as a second's worth of first attempts does
+	// (half of 200 a second), or at half the rate the provider answers:
+	// here 200 in the last tenth of a second.
+	fmt.Printf("%.0f retries/s while retries work\n", math.Round(b.Rate()))
 	for range 20 { // then 20 retries, none of which worked
 		b.RecordAttempt(ctx, 2, false)
 	}
 	fmt.Printf("%.0f retry/s when none works\n", b.Rate())
 	// Output:
-	// about 1000 retries/s while retries work
+	// 1000 retries/s while retries work
 	// 1 retry/s when none works
 }
 

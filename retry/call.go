@@ -146,6 +146,19 @@ func (c *call) holdFirst(ctx context.Context) {
 	c.recordHold(held)
 }
 
+// holdDue holds a retry whose turn the budget set, now due, as a first
+// attempt is held, while the recommended budget holds first attempts: the
+// turn was promised at the pace of its asking, and a provider that has
+// since begun to fail most attempts (an outage after an overload) would
+// take it as one more call it cannot answer, added to those it is
+// working off. Held with the first attempts, it goes at the rate the
+// provider answers.
+func (c *call) holdDue(ctx context.Context) {
+	if a := c.r.adaptive; a != nil && a.Holding() {
+		c.holdFirst(ctx)
+	}
+}
+
 // recordHold marks on the call span a hold of a first attempt or a
 // refused retry that lasted held.
 func (c *call) recordHold(held time.Duration) {
@@ -473,6 +486,9 @@ func (c *call) retryOrStop(ctx context.Context, a *attempt, err error, in *any) 
 		if d.outcome = c.sleep(ctx, a.n, err, d, 1); d.outcome != "" {
 			giveBack(fs[:])
 		}
+	}
+	if d.outcome == "" && !d.held && d.source == BackoffBudget {
+		c.holdDue(ctx)
 	}
 	if d.outcome == "" && d.held && !c.holdRetry(ctx) {
 		d.outcome = OutcomeBudgetExhausted

@@ -177,21 +177,32 @@ func TestAdaptiveHoldsFirstAttemptsWhileMostFail(t *testing.T) {
 }
 
 // A herd, every client's first attempt at the same instant after a quiet
-// spell, is read as the burst it is, not as a trickle over the spell: its
-// retries are paced at half its rate.
-func TestAdaptiveReadsAHerdAsABurst(t *testing.T) {
-	synctest.Test(t, func(t *testing.T) {
-		ctx := t.Context()
-		b := newAdaptive(t, 0.5, 1, time.Second)
-		time.Sleep(10 * time.Second) // created long before the herd
-		for range 200 {
-			b.RecordAttempt(ctx, 1, false)
-		}
-		b.ReserveRetry(ctx, time.Second)
-		if got := b.Rate(); got < 500 {
-			t.Errorf("Rate() = %.0f after a herd of 200, want at least half of 200 in a fifth of a second, 500", got)
-		}
-	})
+// spell, is read as a second's worth of first attempts: not a trickle over
+// the spell, nor a rate of thousands a second read over the instant it
+// came in. Its retries are paced at half of it, or at half of what the
+// provider answered in the last tenth of a second, if more.
+func TestAdaptiveReadsAHerdAsASecondsWorth(t *testing.T) {
+	for _, tc := range []struct {
+		answered int
+		want     float64
+	}{
+		{0, 100},   // half of 200 a second
+		{150, 750}, // half of 150 answers in a tenth of a second
+		{20, 100},  // half of 20 in a tenth, 100, no more than the herd earns
+	} {
+		synctest.Test(t, func(t *testing.T) {
+			ctx := t.Context()
+			b := newAdaptive(t, 0.5, 1, time.Second)
+			time.Sleep(10 * time.Second) // created long before the herd
+			for i := range 200 {
+				b.RecordAttempt(ctx, 1, i < tc.answered)
+			}
+			b.ReserveRetry(ctx, time.Second)
+			if got := b.Rate(); got != tc.want {
+				t.Errorf("Rate() = %.0f after a herd of 200 of which %d were answered, want %.0f", got, tc.answered, tc.want)
+			}
+		})
+	}
 }
 
 // After a long healthy spell in which no retry asked, an outage's retries

@@ -38,9 +38,12 @@ type Scenario struct {
 	Metastable     bool
 	CollapsedShare float64
 	// Herd, in an open-loop scenario, is a number of calls that all start
-	// at the same instant, the start, before the arrivals: a batch
+	// at the start (over HerdSpread), before the arrivals: a batch
 	// pipeline starting its workers, a deploy, a cron.
 	Herd int
+	// HerdSpread spreads the herd's starts evenly over this long; 0 starts
+	// them all at one instant.
+	HerdSpread time.Duration
 	// RoundTrip, in an open-loop scenario, is how long every answer takes
 	// to come back, a refusal as a success: a herd's first attempts are
 	// then all made before any has failed, as over a network, where a
@@ -92,10 +95,14 @@ func (sc Scenario) Synchronized() Scenario {
 }
 
 // WithRoundTrip returns sc with every answer taking d to come back, named
-// with "rtt-" before sc's name.
+// with "rtt-" before sc's name. Its herd, if any, starts over d, as
+// clients reached over a network start within a round trip of one another
+// rather than at one instant: the last go as the first failures come
+// back, so the budget counts the herd in the order its answers arrive.
 func (sc Scenario) WithRoundTrip(d time.Duration) Scenario {
 	sc.Name = "rtt-" + sc.Name
 	sc.RoundTrip = d
+	sc.HerdSpread = d
 	return sc
 }
 
@@ -169,6 +176,9 @@ func Run(ctx context.Context, sc Scenario, r bench.Retrier, seed uint64) Result 
 	}
 	rng := rand.New(rand.NewPCG(seed, 0x5eed))
 	arrivals := make([]time.Duration, sc.Herd)
+	for i := range arrivals {
+		arrivals[i] = time.Duration(i) * sc.HerdSpread / time.Duration(max(sc.Herd, 1))
+	}
 	for t := time.Duration(0); ; {
 		t += time.Duration(rng.ExpFloat64() / sc.rateAt(t) * float64(time.Second))
 		if t >= sc.Duration {

@@ -5,9 +5,12 @@ import (
 	"fmt"
 	"runtime"
 	"slices"
+	"strings"
 	"testing"
 	"testing/synctest"
 	"time"
+
+	"github.com/steadfast-go/steadfast/bench"
 )
 
 // runs is how many seeds each library plays a shape with. The provider
@@ -30,14 +33,14 @@ type outcome struct {
 // runAll plays sc runs times for no-retry, steadfast with the recommended
 // budget and the peers, each run in a synctest bubble of its own (virtual
 // time), and returns what each did.
-func runAll(t *testing.T, sc Scenario) map[string]outcome {
+func runAll(t *testing.T, sc Scenario, policy bench.Policy) map[string]outcome {
 	t.Helper()
 	want := map[string]bool{"no-retry": true, "steadfast+adaptive": true}
 	for _, p := range Peers {
 		want[p] = true
 	}
 	out := make(map[string]outcome)
-	for i, r := range Contenders(Policy) {
+	for i, r := range Contenders(policy) {
 		if !want[r.Name()] {
 			continue
 		}
@@ -48,7 +51,7 @@ func runAll(t *testing.T, sc Scenario) map[string]outcome {
 		for seed := range uint64(runs) {
 			synctest.Test(t, func(t *testing.T) {
 				// A budget made outside the bubble would read the real clock.
-				res := Run(context.Background(), sc, Contenders(Policy)[i], seed+1)
+				res := Run(context.Background(), sc, Contenders(policy)[i], seed+1)
 				succ, atts = append(succ, res.SuccessShare()), append(atts, res.OutageAttempts)
 				after, p99 = append(after, res.RecoveredAfter), append(p99, res.P99OK)
 				o.recovered = o.recovered && res.Recovered
@@ -93,24 +96,31 @@ func bestPeer(res map[string]outcome) (string, float64) {
 // half a point; (b) an outage's attempts during the outage at most 1.2
 // times no retrying's, its success no lower; (c) a collapse recovered in
 // at most half the time no retrying takes, with a success share at least
-// 10 points above. Each is played twice: with a provider that answers at
-// once, and with one whose answers take a round trip of RoundTrip, where
-// a herd's first attempts all go before any has failed, as over a
-// network. bench/cmd/storm runs them in real time.
+// 10 points above. Each open-loop storm is played twice: with a provider
+// that answers at once, and with one whose answers take a round trip of
+// RoundTrip, where a herd's first attempts go over a round trip, as over a
+// network; the closed-loop storms (ClosedScenarios) once each.
+// bench/cmd/storm runs them in real time.
 func TestStormTargets(t *testing.T) {
 	skipSlow(t)
 	for _, size := range []float64{0.25, 1, 4} {
-		for _, base := range Scenarios {
-			for _, sc := range []Scenario{base.Synchronized().Sized(size), base.Sized(size),
-				base.Synchronized().Sized(size).WithRoundTrip(RoundTrip), base.Sized(size).WithRoundTrip(RoundTrip)} {
+		for i, base := range append(slices.Clone(Scenarios), ClosedScenarios...) {
+			policy, shape := Policy, strings.TrimPrefix(base.Name, "closed-")
+			scs := []Scenario{base.Synchronized().Sized(size), base.Sized(size),
+				base.Synchronized().Sized(size).WithRoundTrip(RoundTrip), base.Sized(size).WithRoundTrip(RoundTrip)}
+			if i >= len(Scenarios) {
+				policy = ClosedPolicy
+				scs = scs[:2]
+			}
+			for _, sc := range scs {
 				t.Run(fmt.Sprintf("%s/x%v", sc.Name, size), func(t *testing.T) {
 					onOneP(t)
-					res := runAll(t, sc)
+					res := runAll(t, sc, policy)
 					for _, name := range append([]string{"no-retry", "steadfast+adaptive"}, Peers...) {
 						o := res[name]
 						t.Logf("| %s | ×%v | %s | %.1f %% | %v | %d |", sc.Name, size, name, 100*o.success, o.p99OK.Round(time.Millisecond), o.outageAttempts)
 					}
-					checkTargets(t, base.Name, res)
+					checkTargets(t, shape, res)
 				})
 			}
 		}

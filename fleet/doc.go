@@ -6,7 +6,9 @@
 // Limiter is a ratelimit.Backend kept in Redis, so every process that names
 // the same key draws from one bucket; a Budget is a retry.Budget whose
 // pace is worked out from the whole fleet's attempts, so an outage seen by
-// eight replicas is held to one budget's retries, not eight.
+// eight replicas is held to one budget's retries, not eight; a
+// Concurrency is a ratelimit.Concurrency whose limit on calls in flight
+// the replicas find together.
 //
 // Redis is never a new way to fail. Every Redis call is bounded by a short
 // timeout (WithTimeout), which is why the client must have

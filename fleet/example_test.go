@@ -54,3 +54,21 @@ func ExampleNewBudget() {
 	out, err := r.Invoke(context.Background(), "q")
 	fmt.Println(out, err)
 }
+
+// Every replica puts its model behind the same Concurrency key: the
+// replicas find the provider's capacity together, each with its share of
+// the calls in flight, and a 429 at any one cuts the limit once for all.
+func ExampleNewConcurrency() {
+	client := redis.NewClient(&redis.Options{Addr: "localhost:6379", ContextTimeoutEnabled: true})
+	defer client.Close()
+	llm := core.RunnableFunc(func(context.Context, any, ...core.Option) (any, error) { return "ok", nil })
+	c, err := fleet.NewConcurrency(client, "self-hosted-llama", llm,
+		ratelimit.ConcurrencyConfig{Initial: 16, Max: 256})
+	if err != nil {
+		panic(err)
+	}
+	defer c.Close()
+	r := core.Chain(core.Runnable(c), retry.Middleware(retry.DefaultRetryConfig()))
+	out, err := r.Invoke(context.Background(), "Summarise this article.")
+	fmt.Println(out, err)
+}

@@ -44,6 +44,11 @@ type ConcurrencyConfig struct {
 	MaxWait time.Duration
 	// MeterProvider, when set, is the meter provider; else the global one.
 	MeterProvider metric.MeterProvider
+	// Shared, when set, keeps the limit in a store that many processes
+	// share (the fleet module's NewConcurrency), which gives this one its
+	// share; Initial, Min and Max are the limit's before the store first
+	// answers, and while it cannot be reached.
+	Shared SharedLimit
 }
 
 // Concurrency is a core.Runnable behind a limit on calls in flight that
@@ -108,7 +113,13 @@ func newConcurrency(inner core.Runnable, p *permits, c ConcurrencyConfig) (*Conc
 	if r.tel, err = newConcurrencyTelemetry(c.MeterProvider); err != nil {
 		return nil, err
 	}
+	p.mu.Lock()
+	if p.moved == nil {
+		p.moved = r.tel.limitNow
+	}
+	p.refresh()
 	r.tel.limitNow(p.a.limit)
+	p.mu.Unlock()
 	return r, nil
 }
 
@@ -147,7 +158,7 @@ func newPermits(fn string, c ConcurrencyConfig) (*permits, error) {
 	if starve == 0 {
 		starve = 30 * time.Second
 	}
-	return &permits{a: aimd{limit: float64(initial), min: float64(lo), max: float64(hi), step: 1}, starve: starve}, nil
+	return &permits{a: aimd{limit: float64(initial), min: float64(lo), max: float64(hi), step: 1}, starve: starve, shared: c.Shared}, nil
 }
 
 // Invoke calls the inner Invoke with a permit.

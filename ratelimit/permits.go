@@ -13,8 +13,14 @@ import (
 // permits are a Concurrency's calls in flight, its limit and the calls
 // waiting for room, by class.
 type permits struct {
-	mu       sync.Mutex
-	a        aimd
+	mu sync.Mutex
+	a  aimd
+	// shared, when set, keeps the limit: a mirrors its share, and a's
+	// own arithmetic runs only while alone (the store unreachable).
+	shared SharedLimit
+	alone  bool
+	// moved, when set, is told the limit whenever the share changes it.
+	moved    func(limit float64)
 	inflight float64
 	queue    []*waiter // in arrival order
 	// starve is ConcurrencyConfig.MaxStarvation; a waiting call moves a
@@ -52,6 +58,9 @@ type grant struct {
 func (p *permits) take(ctx context.Context, cost float64, prio Priority, b room.Bound) (grant, error) {
 	now := time.Now()
 	p.mu.Lock()
+	if p.refresh() {
+		p.dispatch(now)
+	}
 	if cost > p.a.max {
 		p.mu.Unlock()
 		return grant{}, &permitError{cost: cost, max: p.a.max}
@@ -147,9 +156,34 @@ func (p *permits) give(g grant, o outcome) (limit float64, changed bool) {
 	p.inflight = math.Max(0, p.inflight-g.cost)
 	p.answered(now, g.cost)
 	o.cost, o.epoch, o.saturated = g.cost, g.epoch, g.saturated
-	changed = p.a.observe(o)
+	p.refresh()
+	if p.shared != nil && !p.alone {
+		p.shared.Observe(Outcome{Cost: o.cost, Overload: o.overload, Hint: o.hint, Clean: o.clean,
+			TTFT: o.ttft, Epoch: o.epoch, Saturated: o.saturated})
+	} else if p.a.observe(o) {
+		changed = true
+	}
 	p.dispatch(now)
 	return p.a.limit, changed
+}
+
+// refresh takes the shared limit's share, if there is one, and reports
+// whether the limit changed. While the store cannot be reached, the
+// limit adapts alone from the last share. It runs under p.mu.
+func (p *permits) refresh() bool {
+	if p.shared == nil {
+		return false
+	}
+	limit, epoch, ok := p.shared.Share()
+	if p.alone = !ok; p.alone {
+		return false
+	}
+	changed := limit != p.a.limit
+	p.a.limit, p.a.epoch = limit, epoch
+	if changed && p.moved != nil {
+		p.moved(limit)
+	}
+	return changed
 }
 
 // answered counts cost answered at now, for the rate.

@@ -360,9 +360,17 @@ func Run(i int, phases []Phase, seed uint64) (Result, error) {
 		return Result{}, err
 	}
 	c := cs[i]
+	return play(p, c.Name, func(int) Contender { return c }, c.Limit, phases), nil
+}
+
+// play plays the phases against p with the Clients clients, client n
+// calling through of(n); limit, if not nil, reads the limit for the
+// samples.
+func play(p *Provider, name string, of func(n int) Contender, limit func() float64, phases []Phase) Result {
 	ctx, cancel := context.WithCancel(context.Background())
 	var wg sync.WaitGroup
-	for range Clients {
+	for n := range Clients {
+		c := of(n)
 		wg.Go(func() {
 			for ctx.Err() == nil {
 				if c.Stream(ctx) != nil {
@@ -374,13 +382,13 @@ func Run(i int, phases []Phase, seed uint64) (Result, error) {
 			}
 		})
 	}
-	res := Result{Name: c.Name}
+	res := Result{Name: name}
 	start := time.Now()
 	for _, ph := range phases {
 		p.SetCapacity(ph.Capacity)
-		res.sample(start, p, c, ph.Settle)
+		res.sample(start, p, limit, ph.Settle)
 		ok0, _, _ := p.Counts()
-		res.sample(start, p, c, ph.Measured)
+		res.sample(start, p, limit, ph.Measured)
 		ok1, _, _ := p.Counts()
 		res.Phases = append(res.Phases, PhaseResult{Phase: ph,
 			Goodput: float64(ok1-ok0) / ph.Measured.Seconds() / DefaultModel.Throughput(ph.Capacity)})
@@ -388,11 +396,11 @@ func Run(i int, phases []Phase, seed uint64) (Result, error) {
 	cancel()
 	wg.Wait()
 	res.OK, res.Limited, _ = p.Counts()
-	return res, nil
+	return res
 }
 
 // sample waits d, keeping a Sample of every SampleEvery of it.
-func (r *Result) sample(start time.Time, p *Provider, c Contender, d time.Duration) {
+func (r *Result) sample(start time.Time, p *Provider, limit func() float64, d time.Duration) {
 	for end := time.Now().Add(d); time.Now().Before(end); {
 		ok0, lim0, _ := p.Counts()
 		time.Sleep(min(SampleEvery, time.Until(end)))
@@ -402,8 +410,8 @@ func (r *Result) sample(start time.Time, p *Provider, c Contender, d time.Durati
 		if n := ok1 - ok0 + lim1 - lim0; n > 0 {
 			sm.Limited = float64(lim1-lim0) / float64(n)
 		}
-		if c.Limit != nil {
-			sm.Limit = c.Limit()
+		if limit != nil {
+			sm.Limit = limit()
 		}
 		r.Series = append(r.Series, sm)
 	}

@@ -7,25 +7,38 @@
 // goodput and of steadfast's limit over time to -out. The CI check
 // (TestConcurrencyHolds) plays the same in virtual time.
 //
+// With -fleet N it plays the same with the clients spread over N
+// fleet.Concurrency replicas sharing one limit on the Redis at REDIS_ADDR,
+// and writes concurrency-fleet.txt and its plot of the replicas' limit.
+//
 //	go run ./cmd/concurrency          # the committed run, about 6 minutes
 //	go run ./cmd/concurrency -quick   # phases of 3 s, and write nothing
+//	REDIS_ADDR=localhost:6390 go run ./cmd/concurrency -fleet 6
 package main
 
 import (
 	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"errors"
+	"flag"
 	"fmt"
 	"io"
+	"os"
 	"path/filepath"
 	"strings"
 	"text/tabwriter"
 	"time"
 
+	"github.com/redis/go-redis/v9"
 	"gonum.org/v1/plot/vg"
 
 	"github.com/steadfast-go/steadfast/bench/chart"
 	"github.com/steadfast-go/steadfast/bench/cli"
 	"github.com/steadfast-go/steadfast/bench/concurrency"
 )
+
+var replicas = flag.Int("fleet", 0, "play only steadfast, its clients spread over this many fleet.Concurrency replicas sharing one limit on the Redis at REDIS_ADDR")
 
 func main() { cli.Main("concurrency", "phases of 3 s, and write nothing", run) }
 
@@ -37,6 +50,9 @@ func run(ctx context.Context, w io.Writer, quick bool, out string) error {
 			ph.Settle, ph.Measured = time.Second, 2*time.Second
 			phases = append(phases, ph)
 		}
+	}
+	if *replicas > 0 {
+		return runFleet(w, quick, out, phases)
 	}
 	var report strings.Builder
 	mw := io.MultiWriter(w, &report)
@@ -75,4 +91,38 @@ func run(ctx context.Context, w io.Writer, quick bool, out string) error {
 		return err
 	}
 	return lp.Save(28*vg.Centimeter, 10*vg.Centimeter, filepath.Join(out, "concurrency-limit.png"))
+}
+
+// runFleet plays the phases with the clients spread over -fleet replicas
+// sharing one limit on Redis.
+func runFleet(w io.Writer, quick bool, out string, phases []concurrency.Phase) error {
+	addr := os.Getenv("REDIS_ADDR")
+	if addr == "" {
+		return errors.New("-fleet: set REDIS_ADDR to a Redis server's host:port (redis-server --port 6390 --save '' &, then REDIS_ADDR=localhost:6390)")
+	}
+	client := redis.NewClient(&redis.Options{Addr: addr, ContextTimeoutEnabled: true})
+	defer client.Close()
+	var id [6]byte
+	_, _ = rand.Read(id[:])
+	r, err := concurrency.RunFleet(client, "bench-concurrency-"+hex.EncodeToString(id[:]), *replicas, phases, 1)
+	if err != nil {
+		return err
+	}
+	var report strings.Builder
+	mw := io.MultiWriter(w, &report)
+	fmt.Fprintf(mw, "%d closed-loop clients over %d replicas sharing one limit on Redis (fleet.NewConcurrency); capacity %d, then %d, then %d; each phase measured over %v from %v after its step; real time, seed 1\n\n",
+		concurrency.Clients, *replicas, phases[0].Capacity, phases[1].Capacity, phases[2].Capacity, phases[0].Measured, phases[0].Settle)
+	tw := tabwriter.NewWriter(mw, 0, 4, 2, ' ', 0)
+	fmt.Fprintln(tw, "limiter\tgoodput, start\tdown ×4\tup ×4\t429s, share of requests\tanswers")
+	fmt.Fprintf(tw, "%s\t%.1f %%\t%.1f %%\t%.1f %%\t%.2f %%\t%d\n", r.Name,
+		100*r.Phases[0].Goodput, 100*r.Phases[1].Goodput, 100*r.Phases[2].Goodput, 100*r.LimitedShare(), r.OK)
+	if err := tw.Flush(); err != nil || quick {
+		return err
+	}
+	lp, err := plotLimit(r)
+	if err != nil {
+		return err
+	}
+	lp.Title.Text = "the fleet's limit (the replicas' shares summed) and the hidden capacity"
+	return chart.Save(out, "concurrency-fleet", report.String(), lp, 28*vg.Centimeter, 10*vg.Centimeter)
 }

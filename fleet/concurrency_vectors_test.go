@@ -1,0 +1,75 @@
+package fleet
+
+import (
+	"crypto/rand"
+	"encoding/hex"
+	"encoding/json"
+	"os"
+	"testing"
+
+	"github.com/redis/go-redis/v9"
+)
+
+// aimdVectors is ratelimit/testdata/aimd.json: the arithmetic of a
+// Concurrency's limit, which the Redis script follows as
+// ratelimit.Concurrency does.
+type aimdVectors struct {
+	Cases []struct {
+		Name  string
+		Start struct{ Limit, Min, Max float64 }
+		Steps []struct {
+			Overload, Clean, Saturated bool
+			HintMS                     int64 `json:"hint_ms"`
+			TTFTMS                     int64 `json:"ttft_ms"`
+			Cost                       float64
+			Epoch                      uint64
+			Want                       struct {
+				Limit float64
+				Epoch uint64
+				Step  float64
+			}
+		}
+	}
+}
+
+// The concurrency script passes every vector of ratelimit's limit, against
+// a real redis-server, one outcome an exchange.
+func TestConcurrencyScriptVectors(t *testing.T) {
+	addr := os.Getenv("REDIS_ADDR")
+	if addr == "" {
+		if os.Getenv("CI") != "" {
+			t.Fatal("REDIS_ADDR is not set: the fleet tests need Redis (.ci/run starts one)")
+		}
+		t.Skip("REDIS_ADDR is not set: the fleet tests need Redis. Start one and run REDIS_ADDR=localhost:6390 go test ./... in fleet/, or run .ci/run")
+	}
+	rc := redis.NewClient(&redis.Options{Addr: addr, ContextTimeoutEnabled: true})
+	defer rc.Close()
+	data, err := os.ReadFile("../ratelimit/testdata/aimd.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var v aimdVectors
+	if err := json.Unmarshal(data, &v); err != nil || len(v.Cases) < 10 {
+		t.Fatalf("vectors: %d cases, %v; want the specification's", len(v.Cases), err)
+	}
+	for _, c := range v.Cases {
+		t.Run(c.Name, func(t *testing.T) {
+			var b [6]byte
+			_, _ = rand.Read(b[:])
+			keys := []string{"steadfast:test:aimd:" + hex.EncodeToString(b[:]), "steadfast:test:aimd-procs:" + hex.EncodeToString(b[:])}
+			defer rc.Del(t.Context(), keys...)
+			for i, s := range c.Steps {
+				args := []any{"vectors", c.Start.Min, c.Start.Max, c.Start.Limit, live.Milliseconds(), 1,
+					s.Cost, flag(s.Overload), s.HintMS * 1e6, flag(s.Clean), s.TTFTMS * 1e6, s.Epoch, flag(s.Saturated)}
+				a, err := runAIMD(t.Context(), rc, keys, args)
+				if err != nil {
+					t.Fatalf("step %d: %v", i, err)
+				}
+				if a.limit != s.Want.Limit || a.epoch != s.Want.Epoch || a.step != s.Want.Step || a.procs != 1 {
+					t.Fatalf("step %d: limit %v, epoch %d, step %v (%d processes); want %v, %d, %v (1)",
+						i, a.limit, a.epoch, a.step, a.procs, s.Want.Limit, s.Want.Epoch, s.Want.Step)
+				}
+			}
+		})
+	}
+}

@@ -1,0 +1,135 @@
+package ratelimit_test
+
+import (
+	"sync"
+	"testing"
+	"testing/synctest"
+	"time"
+
+	sdkmetric "go.opentelemetry.io/otel/sdk/metric"
+
+	"github.com/steadfast-go/steadfast/ratelimit"
+)
+
+// shared is a ratelimit.SharedLimit in memory: the test sets the share.
+type shared struct {
+	mu    sync.Mutex
+	limit float64
+	epoch uint64
+	ok    bool
+	got   []ratelimit.Outcome
+}
+
+func (s *shared) Observe(o ratelimit.Outcome) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.got = append(s.got, o)
+}
+
+func (s *shared) Share() (float64, uint64, bool) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.limit, s.epoch, s.ok
+}
+
+func (s *shared) set(limit float64, ok bool) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.limit, s.ok = limit, ok
+}
+
+func (s *shared) outcomes() []ratelimit.Outcome {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return append([]ratelimit.Outcome(nil), s.got...)
+}
+
+// With a SharedLimit, the calls in flight are bounded by its share, not
+// by Initial, and every call's end goes to it: a 429 is an Outcome with
+// the epoch it was admitted at, and changes no limit here.
+func TestASharedLimitBoundsByItsShare(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		s := &shared{limit: 3, epoch: 5, ok: true}
+		p := &hidden{capacity: 100, service: time.Second}
+		r := newConcurrency(t, p, ratelimit.ConcurrencyConfig{Initial: 10, Shared: s})
+		start := time.Now()
+		for _, err := range invokeAll(t.Context(), r, 6) {
+			if err != nil {
+				t.Fatal(err)
+			}
+		}
+		if peak, _, _ := p.counts(); peak != 3 || time.Since(start) != 2*time.Second {
+			t.Errorf("peak %d in %v; want 3 at once (the share), 6 answers in 2s", peak, time.Since(start))
+		}
+		got := s.outcomes()
+		if len(got) != 6 || !got[0].Clean || got[0].Cost != 1 || got[0].Epoch != 5 {
+			t.Fatalf("outcomes %+v; want 6 clean ones of cost 1 at epoch 5", got)
+		}
+
+		over := &hidden{capacity: 0, retryAfter: 2 * time.Second}
+		reader := sdkmetric.NewManualReader()
+		r = newConcurrency(t, over, ratelimit.ConcurrencyConfig{Initial: 10, Shared: s,
+			MeterProvider: sdkmetric.NewMeterProvider(sdkmetric.WithReader(reader))})
+		for _, err := range invokeAll(t.Context(), r, 3) {
+			if err == nil {
+				t.Fatal("a 429 answered nil")
+			}
+		}
+		got = s.outcomes()[6:]
+		if len(got) != 3 || !got[0].Overload || got[0].Hint != 2*time.Second || got[0].Clean {
+			t.Fatalf("outcomes %+v; want 3 overloads with a 2s hint", got)
+		}
+		if got := limitOf(t, reader); got != 3 {
+			t.Errorf("limit %d after the 429s; want 3: the share, not a limit cut here", got)
+		}
+	})
+}
+
+// A share that grows lets waiting calls go at the next call's end; a
+// store that cannot be reached leaves the limit to adapt here, from the
+// last share: an overload cuts it, and the store is not told.
+func TestASharedLimitFallsBackToItsLastShare(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		s := &shared{limit: 1, ok: true}
+		p := &hidden{capacity: 100, service: time.Second}
+		r := newConcurrency(t, p, ratelimit.ConcurrencyConfig{Initial: 10, Shared: s})
+		go func() {
+			time.Sleep(500 * time.Millisecond)
+			s.set(4, true)
+		}()
+		start := time.Now()
+		for _, err := range invokeAll(t.Context(), r, 5) {
+			if err != nil {
+				t.Fatal(err)
+			}
+		}
+		if peak, _, _ := p.counts(); peak != 4 || time.Since(start) != 2*time.Second {
+			t.Errorf("peak %d in %v; want 1, then 4 once the first ended: 5 answers in 2s", peak, time.Since(start))
+		}
+
+		s.set(0, false) // unreachable
+		before := len(s.outcomes())
+		over := &hidden{capacity: 2, service: time.Second}
+		reader := sdkmetric.NewManualReader()
+		r = newConcurrency(t, over, ratelimit.ConcurrencyConfig{Initial: 10, Shared: s,
+			MeterProvider: sdkmetric.NewMeterProvider(sdkmetric.WithReader(reader))})
+		s.set(4, true)
+		if _, err := r.Invoke(t.Context(), "warm"); err != nil { // takes the share of 4
+			t.Fatal(err)
+		}
+		s.set(0, false)
+		done := make(chan struct{})
+		go func() {
+			defer close(done)
+			invokeAll(t.Context(), r, 4) // two answered, two 429s at once
+		}()
+		time.Sleep(500 * time.Millisecond)
+		if got := limitOf(t, reader); got != 2 {
+			t.Errorf("limit %d after two 429s with the store away; want 2: the last share of 4 cut by 0.7 here", got)
+		}
+		<-done
+		if got := len(s.outcomes()) - before; got != 1 {
+			t.Errorf("%d outcomes told the store; want 1, the call made while it answered", got)
+		}
+	})
+}

@@ -205,6 +205,39 @@ func TestAdaptiveReadsAHerdAsASecondsWorth(t *testing.T) {
 	}
 }
 
+// A herd's retries pressed by their callers' deadline are read over the
+// part of the deadline they may wait, not over a second: after a herd of
+// 200 first attempts, 20 answered, and with retries last seen failing,
+// the retries that may wait 100 ms are given several times the turns within
+// it that a second's reading would give them.
+func TestAdaptiveReadsAHerdOverTheDeadline(t *testing.T) {
+	granted := func(maxWait time.Duration) (n int) {
+		synctest.Test(t, func(t *testing.T) {
+			ctx := t.Context()
+			b := newAdaptive(t, 0.5, 1, time.Second)
+			for range 10 { // retries that failed, a quorum, long before
+				b.RecordAttempt(ctx, 1, false)
+				b.RecordAttempt(ctx, 2, false)
+			}
+			b.Rate()
+			time.Sleep(10 * time.Second)
+			for i := range 200 {
+				b.RecordAttempt(ctx, 1, i < 20)
+			}
+			for range 100 {
+				if d, ok := turn(b.ReserveRetry(ctx, maxWait)); ok && d <= 100*time.Millisecond {
+					n++
+				}
+			}
+		})
+		return n
+	}
+	short, long := granted(100*time.Millisecond), granted(time.Second)
+	if short < 5*max(long, 1) {
+		t.Errorf("%d turns within 100 ms for retries that may wait 100 ms, %d for those that may wait a second: want the first read over 100 ms (at least 5 times more)", short, long)
+	}
+}
+
 // After a long healthy spell in which no retry asked, an outage's retries
 // are held to a trickle from the start: the spell's attempts are not read
 // as a herd.

@@ -304,28 +304,7 @@ func (b *Adaptive) rates(now time.Time, horizon time.Duration) (retry, hold floa
 	// Probes follow the calls that come, not the first attempts made:
 	// those fall as calls are held, and the probes would fall with them.
 	hold, b.drain = b.pace.holdRate(h.firsts+h.retries, h.failed(), hspan, float64(max(w.calls(), w.firsts))/span.Seconds())
-	presume := b.pace.lastShare
-	// Retries missing from a quorum fare at least as first attempts do:
-	// after an outage, retries refused at the floor (a deadline's cannot
-	// wait for its token) would otherwise never be made to show that the
-	// provider is back, and the floor would outlast the outage.
-	firsts, firstFail := w.firsts, w.firstFail
-	if s.firsts >= adaptiveQuorum {
-		firsts, firstFail = s.firsts, s.firstFail
-	}
-	if firsts >= adaptiveQuorum {
-		presume = max(presume, float64(firsts-firstFail)/float64(firsts))
-	}
-	switch {
-	case hold <= 0:
-		b.heldSince = time.Time{}
-	case b.heldSince.IsZero():
-		b.heldSince = now
-	case now.Sub(b.heldSince) >= sustainedHold && h.firsts+h.retries > 0:
-		// Not a herd's failures: a herd's retries succeed and end the
-		// hold sooner. Retries not yet seen fare as the attempts do.
-		presume = min(presume, float64(h.firsts+h.retries-h.failed())/float64(h.firsts+h.retries))
-	}
+	presume := b.presumed(now, w, s, h, hold)
 	// A herd's first attempts earn retries as a window's worth of first
 	// attempts do, not at the rate of the moment they came in: read over
 	// that moment, a herd of 400 earns a pace of thousands a second, and
@@ -352,6 +331,35 @@ func (b *Adaptive) rates(now time.Time, horizon time.Duration) (retry, hold floa
 	}
 	b.holding.Store(hold > 0)
 	return retry, hold
+}
+
+// presumed is the success share presumed of the retries missing from a
+// quorum, from the window w, its last tenth s, the counts h the hold is
+// judged by, and the hold's rate. It runs under b.mu.
+func (b *Adaptive) presumed(now time.Time, w, s, h counts, hold float64) float64 {
+	presume := b.pace.lastShare
+	// Retries missing from a quorum fare at least as first attempts do:
+	// after an outage, retries refused at the floor (a deadline's cannot
+	// wait for its token) would otherwise never be made to show that the
+	// provider is back, and the floor would outlast the outage.
+	firsts, firstFail := w.firsts, w.firstFail
+	if s.firsts >= adaptiveQuorum {
+		firsts, firstFail = s.firsts, s.firstFail
+	}
+	if firsts >= adaptiveQuorum {
+		presume = max(presume, float64(firsts-firstFail)/float64(firsts))
+	}
+	switch {
+	case hold <= 0:
+		b.heldSince = time.Time{}
+	case b.heldSince.IsZero():
+		b.heldSince = now
+	case now.Sub(b.heldSince) >= sustainedHold && h.firsts+h.retries > 0:
+		// Not a herd's failures: a herd's retries succeed and end the
+		// hold sooner. Retries not yet seen fare as the attempts do.
+		presume = min(presume, float64(h.firsts+h.retries-h.failed())/float64(h.firsts+h.retries))
+	}
+	return presume
 }
 
 // sustainedHold is how long first attempts are held before the retries

@@ -6,7 +6,7 @@ import "github.com/redis/go-redis/v9"
 // ratelimit.Concurrency's own (ratelimit/testdata/aimd.json, whose
 // vectors it passes against a real redis-server). It applies a batch of
 // calls' outcomes to the limit in one hash (KEYS[1]: limit, epoch, clean,
-// step, ceiling, base, fast; times in nanoseconds), counts the caller
+// step, ceiling, cutTo, base, fast; times in nanoseconds), counts the caller
 // among the processes that exchanged within the last live milliseconds (a
 // sorted set, KEYS[2]) and returns the limit, the epoch, the step, how
 // many processes share the limit and the caller's share: the limit's
@@ -24,7 +24,7 @@ import "github.com/redis/go-redis/v9"
 var aimdScript = redis.NewScript(`
 local lo, hi, initial = tonumber(ARGV[2]), tonumber(ARGV[3]), tonumber(ARGV[4])
 local live, n = tonumber(ARGV[5]), tonumber(ARGV[6])
-local s = redis.call('HMGET', KEYS[1], 'limit', 'epoch', 'clean', 'step', 'ceiling', 'base', 'fast')
+local s = redis.call('HMGET', KEYS[1], 'limit', 'epoch', 'clean', 'step', 'ceiling', 'base', 'fast', 'cutTo')
 local limit = tonumber(s[1]) or initial
 local epoch = tonumber(s[2]) or 0
 local clean = tonumber(s[3]) or 0
@@ -32,6 +32,7 @@ local step = tonumber(s[4]) or 1
 local ceiling = tonumber(s[5]) or 0
 local base = tonumber(s[6]) or 0
 local fast = tonumber(s[7]) or 0
+local cutTo = tonumber(s[8]) or 0
 limit = math.min(hi, math.max(lo, limit))
 local function trunc(x)
   if x >= 0 then return math.floor(x) end
@@ -46,6 +47,7 @@ end
 local function cut(f)
   ceiling = math.max(lo, math.floor(limit * 0.95))
   limit = math.max(lo, math.floor(limit * f))
+  cutTo = limit
   epoch = epoch + 1
   clean, step = 0, 1
 end
@@ -61,7 +63,7 @@ for i = 0, n - 1 do
   end
   if overload and at == epoch then
     local f = 0.7
-    if hint <= 1e9 and ceiling > 0 and limit > ceiling then
+    if hint <= 1e9 and ceiling > 0 and limit > cutTo then
       f = 0.95
     elseif hint > 1e9 then
       f = math.max(0.1, 0.7 / (1 + log2(hint / 1e9)))
@@ -85,7 +87,7 @@ for i = 0, n - 1 do
 end
 local f = function(x) return string.format('%.17g', x) end
 redis.call('HSET', KEYS[1], 'limit', f(limit), 'epoch', f(epoch), 'clean', f(clean), 'step', f(step),
-  'ceiling', f(ceiling), 'base', f(base), 'fast', f(fast))
+  'ceiling', f(ceiling), 'base', f(base), 'fast', f(fast), 'cutTo', f(cutTo))
 redis.call('PEXPIRE', KEYS[1], 86400000)
 local t = redis.call('TIME')
 local ms = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)

@@ -22,6 +22,10 @@ type aimd struct {
 	// and from it probes again from a step of 1, so that it spends its
 	// time near the capacity rather than overshooting it.
 	clean, step, ceiling float64
+	// cutTo is the limit the last cut left: a limit that has climbed
+	// past it since has probed, and an overload then has found the
+	// capacity between the two.
+	cutTo float64
 	// base and fast follow the time to the first chunk: its floor (the
 	// provider's time with no queue) and a fast average. Only streams
 	// report one: an answer's total time is its length, not load.
@@ -104,6 +108,7 @@ func (a *aimd) cut(factor float64) bool {
 	before := a.limit
 	a.ceiling = math.Max(a.min, math.Floor(a.limit*underCeiling))
 	a.limit = math.Max(a.min, math.Floor(a.limit*factor))
+	a.cutTo = a.limit
 	a.epoch++
 	a.clean, a.step = 0, 1
 	return a.limit != before
@@ -111,11 +116,14 @@ func (a *aimd) cut(factor float64) bool {
 
 // overloadCut is the factor an overload with the hint cuts the limit by:
 // cutOverload for a second or less, less for each doubling of it, and
-// never below cutLongest; but a probe past the ceiling that meets an
-// overload with no longer hint has found the capacity again, and goes
-// back just under it (underCeiling).
+// never below cutLongest; but a limit that has climbed since the last cut
+// (a probe past the ceiling, or a climb back to a ceiling the capacity
+// has since fallen under) and meets an overload with no longer hint has
+// found the capacity, between where the cut left it and where it is, and
+// goes back just under it (underCeiling). An overload before it climbs
+// again is one the capacity fell under: it cuts by cutOverload.
 func (a *aimd) overloadCut(hint time.Duration) float64 {
-	if hint <= time.Second && a.ceiling > 0 && a.limit > a.ceiling {
+	if hint <= time.Second && a.ceiling > 0 && a.limit > a.cutTo {
 		return underCeiling
 	}
 	if hint <= time.Second {

@@ -57,7 +57,8 @@ type ConcurrencyConfig struct {
 // longer Retry-After or reset), and when a stream's time to its first
 // chunk says the provider queues; it raises it additively after a window
 // of clean answers while the limit was in use, by a step that doubles
-// with each clean window. An answer's total time is never read: its
+// with each clean window, and the room a raise adds opens a call at a
+// time as calls end. An answer's total time is never read: its
 // length is not load. Under saturation calls wait by class (WithPriority):
 // a higher class goes first, a waiting call ages, and none waits longer
 // than MaxStarvation while others go. It is safe for concurrent use.
@@ -158,7 +159,7 @@ func newPermits(fn string, c ConcurrencyConfig) (*permits, error) {
 	if starve == 0 {
 		starve = 30 * time.Second
 	}
-	return &permits{a: aimd{limit: float64(initial), min: float64(lo), max: float64(hi), step: 1}, starve: starve, shared: c.Shared}, nil
+	return &permits{a: aimd{limit: float64(initial), min: float64(lo), max: float64(hi), step: 1}, reach: float64(initial), starve: starve, shared: c.Shared}, nil
 }
 
 // Invoke calls the inner Invoke with a permit.

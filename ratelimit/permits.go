@@ -22,7 +22,15 @@ type permits struct {
 	// moved, when set, is told the limit whenever the share changes it.
 	moved    func(limit float64)
 	inflight float64
-	queue    []*waiter // in arrival order
+	// reach is as far as the calls in flight may go before another ends:
+	// each end moves it up by that call's cost, to the limit at most, and
+	// a cut brings it down to the limit. Room a raise adds thus opens a
+	// call at a time as calls end, as a window grows by acknowledgements:
+	// a raise past the capacity meets one 429, not one for each call it
+	// let go at once, and a provider that refuses concurrency rising too
+	// fast sees it rise at the pace of its answers.
+	reach float64
+	queue []*waiter // in arrival order
 	// starve is ConcurrencyConfig.MaxStarvation; a waiting call moves a
 	// class up each half of it.
 	starve time.Duration
@@ -120,7 +128,13 @@ func (p *permits) await(ctx context.Context, w *waiter, b room.Bound) (grant, er
 // fits reports whether a call of cost may go now: it fits in the limit,
 // or nothing is in flight (a cost above a limit that was cut goes alone).
 func (p *permits) fits(cost float64) bool {
-	return p.inflight == 0 || p.inflight+cost <= p.a.limit
+	return p.inflight == 0 || p.inflight+cost <= math.Min(p.a.limit, p.reach)
+}
+
+// ended moves reach up by the cost of a call that ended, and down to the
+// limit, which a cut may have lowered.
+func (p *permits) ended(cost float64) {
+	p.reach = math.Min(p.reach+cost, p.a.limit)
 }
 
 // admit takes cost of the limit for a call.
@@ -163,6 +177,7 @@ func (p *permits) give(g grant, o outcome) (limit float64, changed bool) {
 	} else if p.a.observe(o) {
 		changed = true
 	}
+	p.ended(g.cost)
 	p.dispatch(now)
 	return p.a.limit, changed
 }
@@ -180,6 +195,7 @@ func (p *permits) refresh() bool {
 	}
 	changed := limit != p.a.limit
 	p.a.limit, p.a.epoch = limit, epoch
+	p.reach = math.Min(p.reach, limit)
 	if changed && p.moved != nil {
 		p.moved(limit)
 	}

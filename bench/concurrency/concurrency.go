@@ -11,9 +11,12 @@
 // refuses concurrency that rises too fast); a time to the first chunk that
 // grows with the calls in flight, by half at the capacity (FirstChunk × (1
 // + in flight ÷ 2 Capacity): a batching server's, before it queues);
-// answers of 10 to 200 tokens, TokenTime each. Goodput is the answers per
-// second over what the capacity serves at most: Capacity calls in flight,
-// each taking the first chunk's time at the capacity and a mean answer.
+// answers of 10 to 200 tokens, TokenTime each. Goodput is the share of
+// the capacity's slot time that calls held: every call the provider
+// admits is answered (but one a run's end cuts), so it is the answers the
+// provider could serve that it did, and unlike a count of answers it does
+// not move with the answers' random lengths (a count over 20 s of a
+// capacity of 10 moves by ±4 % from one seed to the next).
 package concurrency
 
 import (
@@ -41,14 +44,6 @@ type Model struct {
 var DefaultModel = Model{RejectAfter: 20 * time.Millisecond, SlopeWindow: 100 * time.Millisecond,
 	FirstChunk: 200 * time.Millisecond, TokenTime: 10 * time.Millisecond, MinTokens: 10, MaxTokens: 200}
 
-// Throughput is the most answers a second a provider of capacity serves:
-// capacity calls in flight, each taking the first chunk's time at the
-// capacity and a mean answer.
-func (m Model) Throughput(capacity int) float64 {
-	call := 1.5*m.FirstChunk.Seconds() + float64(m.MinTokens+m.MaxTokens)/2*m.TokenTime.Seconds()
-	return float64(capacity) / call
-}
-
 // errLimited is the provider's 429.
 var errLimited = &status{code: 429}
 
@@ -65,10 +60,11 @@ type Provider struct {
 	inflight int
 	admitted []time.Time // within the slope window
 	rng      *rand.Rand
-	// ok and limited count answers and 429s; work is the time successful
-	// calls held a slot, for goodput.
+	// ok and limited count answers and 429s; busy is the slot time calls
+	// held up to since, for goodput.
 	ok, limited int
-	work        time.Duration
+	busy        time.Duration
+	since       time.Time
 }
 
 // NewProvider returns a provider of capacity calls in flight.
@@ -90,11 +86,20 @@ func (p *Provider) Capacity() int {
 	return p.capacity
 }
 
-// Counts returns the answers, the 429s and the successful work so far.
-func (p *Provider) Counts() (ok, limited int, work time.Duration) {
+// Counts returns the answers, the 429s and the slot time held so far.
+func (p *Provider) Counts() (ok, limited int, busy time.Duration) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	return p.ok, p.limited, p.work
+	p.hold(time.Now())
+	return p.ok, p.limited, p.busy
+}
+
+// hold adds the slot time held since the last change, under p.mu.
+func (p *Provider) hold(now time.Time) {
+	if !p.since.IsZero() {
+		p.busy += time.Duration(p.inflight) * now.Sub(p.since)
+	}
+	p.since = now
 }
 
 // admit takes a slot, or says 429; it returns the answer's first-chunk
@@ -112,19 +117,20 @@ func (p *Provider) admit(now time.Time) (ttft, rest time.Duration, ok bool) {
 		return 0, 0, false
 	}
 	p.admitted = append(p.admitted, now)
+	p.hold(now)
 	p.inflight++
 	ttft = time.Duration(float64(p.m.FirstChunk) * (1 + float64(p.inflight)/float64(2*p.capacity)))
 	tokens := p.m.MinTokens + p.rng.IntN(p.m.MaxTokens-p.m.MinTokens+1)
 	return ttft, time.Duration(tokens) * p.m.TokenTime, true
 }
 
-func (p *Provider) leave(ok bool, held time.Duration) {
+func (p *Provider) leave(ok bool) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
+	p.hold(time.Now())
 	p.inflight--
 	if ok {
 		p.ok++
-		p.work += held
 	}
 }
 
@@ -141,7 +147,7 @@ func (p *Provider) Stream(ctx context.Context, _ any, _ ...core.Option) (<-chan 
 	go func() {
 		defer close(ch)
 		done := false
-		defer func() { p.leave(done, time.Since(start)) }()
+		defer func() { p.leave(done) }()
 		for _, wait := range []time.Duration{ttft, rest} {
 			select {
 			case <-time.After(wait):
@@ -387,11 +393,10 @@ func play(p *Provider, name string, of func(n int) Contender, limit func() float
 	for _, ph := range phases {
 		p.SetCapacity(ph.Capacity)
 		res.sample(start, p, limit, ph.Settle)
-		ok0, _, _ := p.Counts()
+		_, _, b0 := p.Counts()
 		res.sample(start, p, limit, ph.Measured)
-		ok1, _, _ := p.Counts()
-		res.Phases = append(res.Phases, PhaseResult{Phase: ph,
-			Goodput: float64(ok1-ok0) / ph.Measured.Seconds() / DefaultModel.Throughput(ph.Capacity)})
+		_, _, b1 := p.Counts()
+		res.Phases = append(res.Phases, PhaseResult{Phase: ph, Goodput: goodput(b1-b0, ph.Capacity, ph.Measured)})
 	}
 	cancel()
 	wg.Wait()
@@ -399,14 +404,19 @@ func play(p *Provider, name string, of func(n int) Contender, limit func() float
 	return res
 }
 
+// goodput is the share of a capacity's slot time over span that busy is.
+func goodput(busy time.Duration, capacity int, span time.Duration) float64 {
+	return busy.Seconds() / (float64(capacity) * span.Seconds())
+}
+
 // sample waits d, keeping a Sample of every SampleEvery of it.
 func (r *Result) sample(start time.Time, p *Provider, limit func() float64, d time.Duration) {
 	for end := time.Now().Add(d); time.Now().Before(end); {
-		ok0, lim0, _ := p.Counts()
-		time.Sleep(min(SampleEvery, time.Until(end)))
-		ok1, lim1, _ := p.Counts()
-		sm := Sample{At: time.Since(start), Capacity: p.Capacity(),
-			Goodput: float64(ok1-ok0) / SampleEvery.Seconds() / DefaultModel.Throughput(p.Capacity())}
+		ok0, lim0, b0 := p.Counts()
+		span := min(SampleEvery, time.Until(end))
+		time.Sleep(span)
+		ok1, lim1, b1 := p.Counts()
+		sm := Sample{At: time.Since(start), Capacity: p.Capacity(), Goodput: goodput(b1-b0, p.Capacity(), span)}
 		if n := ok1 - ok0 + lim1 - lim0; n > 0 {
 			sm.Limited = float64(lim1-lim0) / float64(n)
 		}

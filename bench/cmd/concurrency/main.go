@@ -11,9 +11,9 @@
 // fleet.Concurrency replicas sharing one limit on the Redis at REDIS_ADDR,
 // and writes concurrency-fleet.txt and its plot of the replicas' limit.
 //
-//	go run ./cmd/concurrency          # the committed run, about 6 minutes
+//	go run ./cmd/concurrency -out results/concurrency   # the committed run, about 6 minutes
 //	go run ./cmd/concurrency -quick   # phases of 3 s, and write nothing
-//	REDIS_ADDR=localhost:6390 go run ./cmd/concurrency -fleet 6
+//	REDIS_ADDR=localhost:6390 go run ./cmd/concurrency -fleet 6 -out results/concurrency
 package main
 
 import (

@@ -34,9 +34,9 @@ import (
 // retries as a second's worth of first attempts does, however short the
 // moment it came in (for a retry that may wait less, pressed by its
 // caller's deadline, as that much time's worth), or at Ratio of the rate
-// the provider answered in the last tenth of a second, if that is more; and its retries are never
-// promised one moment for all of them: their turns are spaced (see
-// Pacing.Reserve).
+// the provider answered in the last tenth of a second, if that is more;
+// and its retries are never promised one moment for all of them: their
+// turns are spaced (see Pacing.Reserve).
 //
 // While more than half of the recent attempts fail (over the last tenth
 // of a second, or as much of the last second as it takes for ten to

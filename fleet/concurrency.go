@@ -27,12 +27,23 @@ import (
 // of the limit dealt out so that the shares add up to it. A replica
 // always has at least one call in flight, however small its share.
 //
+// An overload cuts the limit again only once the fleet's calls in flight
+// (each replica's, as it last said) have come down to it: the calls the
+// replicas sent before they heard of a cut are the same burst's. After
+// any cut but a probe's first (which takes a call or so), until they
+// have, each replica's share is its part of the limit in proportion to
+// the calls it holds, so that none sends while others still hold what
+// the cut took.
+//
 // It exchanges with Redis every tenth of a second from a goroutine of its
-// own, which Close ends, and makes no Redis round trip on a call's path.
-// Redis is never a new way to fail: while it cannot be reached, the
-// replica adapts its limit alone, from its last share, counted in the
-// fleet.fallbacks metric (component "concurrency"), and takes the shared
-// limit again when Redis answers.
+// own, which Close ends, at once after an overload here, and at once
+// when another replica's overload cut the limit: it holds a connection
+// of its own subscribed to the limit's cuts, so that every replica takes
+// its smaller share within a round trip. It makes no Redis round trip on
+// a call's path. Redis is never a new way to fail: while it cannot be
+// reached, the replica adapts its limit alone, from its last share,
+// counted in the fleet.fallbacks metric (component "concurrency"), and
+// takes the shared limit again when Redis answers.
 type Concurrency struct {
 	*ratelimit.Concurrency
 	s *sharedLimit
@@ -68,7 +79,7 @@ func NewConcurrency(client redis.UniversalClient, key string, inner core.Runnabl
 	_, _ = rand.Read(id[:])
 	tag := "steadfast:concurrency:{" + key + "}"
 	s := &sharedLimit{
-		client: client, keys: []string{tag + ":limit", tag + ":procs"},
+		client: client, keys: []string{tag + ":limit", tag + ":procs", tag + ":inflight"},
 		id:      fmt.Sprintf("%d-%s", os.Getpid(), hex.EncodeToString(id[:])),
 		timeout: cfg.timeout, h: h,
 		kick: make(chan struct{}, 1), stop: make(chan struct{}), done: make(chan struct{}),
@@ -80,7 +91,8 @@ func NewConcurrency(client redis.UniversalClient, key string, inner core.Runnabl
 		return nil, fmt.Errorf("fleet: %w", err)
 	}
 	s.exchange() // the shared limit from the first call on, if Redis answers
-	go s.run(defaultSyncInterval)
+	cuts := client.Subscribe(context.Background(), s.keys[0])
+	go s.run(syncEvery, cuts)
 	return &Concurrency{Concurrency: r, s: s}, nil
 }
 
@@ -127,6 +139,7 @@ type sharedLimit struct {
 
 	mu      sync.Mutex
 	pending []ratelimit.Outcome // not yet sent
+	held    float64             // the cost in flight, as the last outcome said
 
 	// kick asks for an exchange before the next tick: an overload's,
 	// so that the fleet cuts its limit at once rather than a tick late.
@@ -152,6 +165,10 @@ const (
 	minKick    = 10 * time.Millisecond
 )
 
+// syncEvery is the exchanges' tick; a test sets it longer, to see a cut
+// reach a replica by its subscription alone.
+var syncEvery = defaultSyncInterval
+
 var _ ratelimit.SharedLimit = (*sharedLimit)(nil)
 
 // Observe implements ratelimit.SharedLimit: the outcome waits for the
@@ -161,6 +178,7 @@ func (s *sharedLimit) Observe(o ratelimit.Outcome) {
 	if len(s.pending) < maxPending || o.Overload {
 		s.pending = append(s.pending, o)
 	}
+	s.held = o.InFlight
 	s.mu.Unlock()
 	if o.Overload {
 		select {
@@ -180,21 +198,38 @@ func (s *sharedLimit) Share() (float64, uint64, bool) {
 	return sh.limit, sh.epoch, true
 }
 
-func (s *sharedLimit) run(interval time.Duration) {
+// run exchanges every interval, at once after an overload here, and at
+// once when another replica's exchange cut the limit (cuts, a
+// subscription to the limit's channel), so that every replica stops
+// sending what the fleet can no longer take within a round trip of the
+// cut, rather than up to a tick later. It ends cuts when it ends.
+func (s *sharedLimit) run(interval time.Duration, cuts *redis.PubSub) {
 	defer close(s.done)
+	defer cuts.Close()
 	t := time.NewTicker(interval)
 	defer t.Stop()
+	cut := cuts.Channel()
 	var last time.Time
+	var soon <-chan time.Time // a kick's exchange, once minKick has passed
 	for {
 		select {
 		case <-s.stop:
 			return
 		case <-t.C:
+		case <-soon:
 		case <-s.kick:
-			if time.Since(last) < minKick {
-				continue // the next tick, or kick, sends it
+		case _, ok := <-cut:
+			if !ok { // the client was closed: the ticks go on, and fail
+				cut = nil
 			}
 		}
+		if wait := minKick - time.Since(last); wait > 0 {
+			if soon == nil {
+				soon = time.After(wait)
+			}
+			continue
+		}
+		soon = nil
 		last = time.Now()
 		s.exchange()
 	}
@@ -204,13 +239,13 @@ func (s *sharedLimit) run(interval time.Duration) {
 // process's share of the limit.
 func (s *sharedLimit) exchange() {
 	s.mu.Lock()
-	batch := s.pending
+	batch, held := s.pending, s.held
 	s.pending = nil
 	s.mu.Unlock()
-	args := make([]any, 0, 6+7*len(batch))
-	args = append(args, s.id, s.min, s.max, s.initial, live.Milliseconds(), len(batch))
+	args := make([]any, 0, 7+8*len(batch))
+	args = append(args, s.id, s.min, s.max, s.initial, live.Milliseconds(), held, len(batch))
 	for _, o := range batch {
-		args = append(args, o.Cost, flag(o.Overload), int64(o.Hint), flag(o.Clean), int64(o.TTFT), o.Epoch, flag(o.Saturated))
+		args = append(args, o.Cost, flag(o.Overload), int64(o.Hint), flag(o.Clean), int64(o.TTFT), o.Epoch, flag(o.Saturated), o.InFlight)
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), s.timeout)
 	defer cancel()

@@ -6,8 +6,6 @@ import (
 	"encoding/json"
 	"os"
 	"testing"
-
-	"github.com/redis/go-redis/v9"
 )
 
 // aimdVectors is ratelimit/testdata/aimd.json: the arithmetic of a
@@ -21,7 +19,7 @@ type aimdVectors struct {
 			Overload, Clean, Saturated bool
 			HintMS                     int64 `json:"hint_ms"`
 			TTFTMS                     int64 `json:"ttft_ms"`
-			Cost                       float64
+			Cost, InFlight             float64
 			Epoch                      uint64
 			Want                       struct {
 				Limit float64
@@ -35,15 +33,7 @@ type aimdVectors struct {
 // The concurrency script passes every vector of ratelimit's limit, against
 // a real redis-server, one outcome an exchange.
 func TestConcurrencyScriptVectors(t *testing.T) {
-	addr := os.Getenv("REDIS_ADDR")
-	if addr == "" {
-		if os.Getenv("CI") != "" {
-			t.Fatal("REDIS_ADDR is not set: the fleet tests need Redis (.ci/run starts one)")
-		}
-		t.Skip("REDIS_ADDR is not set: the fleet tests need Redis. Start one and run REDIS_ADDR=localhost:6390 go test ./... in fleet/, or run .ci/run")
-	}
-	rc := redis.NewClient(&redis.Options{Addr: addr, ContextTimeoutEnabled: true})
-	defer rc.Close()
+	rc := testRedis(t)
 	data, err := os.ReadFile("../ratelimit/testdata/aimd.json")
 	if err != nil {
 		t.Fatal(err)
@@ -56,11 +46,12 @@ func TestConcurrencyScriptVectors(t *testing.T) {
 		t.Run(c.Name, func(t *testing.T) {
 			var b [6]byte
 			_, _ = rand.Read(b[:])
-			keys := []string{"steadfast:test:aimd:" + hex.EncodeToString(b[:]), "steadfast:test:aimd-procs:" + hex.EncodeToString(b[:])}
+			tag := "steadfast:test:aimd:{" + hex.EncodeToString(b[:]) + "}"
+			keys := []string{tag + ":limit", tag + ":procs", tag + ":inflight"}
 			defer rc.Del(t.Context(), keys...)
 			for i, s := range c.Steps {
-				args := []any{"vectors", c.Start.Min, c.Start.Max, c.Start.Limit, live.Milliseconds(), 1,
-					s.Cost, flag(s.Overload), s.HintMS * 1e6, flag(s.Clean), s.TTFTMS * 1e6, s.Epoch, flag(s.Saturated)}
+				args := []any{"vectors", c.Start.Min, c.Start.Max, c.Start.Limit, live.Milliseconds(), s.InFlight, 1,
+					s.Cost, flag(s.Overload), s.HintMS * 1e6, flag(s.Clean), s.TTFTMS * 1e6, s.Epoch, flag(s.Saturated), s.InFlight}
 				a, err := runAIMD(t.Context(), rc, keys, args)
 				if err != nil {
 					t.Fatalf("step %d: %v", i, err)

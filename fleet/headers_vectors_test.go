@@ -4,12 +4,9 @@ import (
 	"context"
 	"crypto/rand"
 	"encoding/hex"
-	"os"
 	"strconv"
 	"testing"
 	"time"
-
-	"github.com/redis/go-redis/v9"
 
 	"github.com/steadfast-go/steadfast/internal/pace/pacevec"
 	"github.com/steadfast-go/steadfast/llmhttp"
@@ -19,15 +16,7 @@ import (
 // with the Go pacer (internal/pace), against a real redis-server, on the
 // vectors' clock.
 func TestHeadersScriptVectors(t *testing.T) {
-	addr := os.Getenv("REDIS_ADDR")
-	if addr == "" {
-		if os.Getenv("CI") != "" {
-			t.Fatal("REDIS_ADDR is not set: the fleet tests need Redis (.ci/run starts one)")
-		}
-		t.Skip("REDIS_ADDR is not set: the fleet tests need Redis. Start one and run REDIS_ADDR=localhost:6390 go test ./... in fleet/, or run .ci/run")
-	}
-	rc := redis.NewClient(&redis.Options{Addr: addr, ContextTimeoutEnabled: true})
-	defer rc.Close()
+	rc := testRedis(t)
 	vectors, err := pacevec.Load("../llmhttp/testdata/pace", time.Unix(1_000_000, 0))
 	if err != nil || len(vectors) < 10 {
 		t.Fatalf("vectors: %d, %v; want the specification's", len(vectors), err)

@@ -26,6 +26,18 @@ type aimd struct {
 	// past it since has probed, and an overload then has found the
 	// capacity between the two.
 	cutTo float64
+	// draining is whether the calls in flight have yet to come down to
+	// the limit since the last cut: an overload or a queue before they
+	// have is the same burst's, and does not cut again. A Concurrency's
+	// own calls cannot be admitted above its limit, but a fleet's other
+	// replicas still hold the calls they admitted before they learnt of
+	// the cut, and a replica that sends a call meanwhile meets a 429 that
+	// says nothing of the new limit.
+	draining bool
+	// soft is whether the last cut was a probe's (underCeiling), with no
+	// raise since: an overload then is one the first cut did not go far
+	// enough for, and cuts by underCeiling once more.
+	soft bool
 	// base and fast follow the time to the first chunk: its floor (the
 	// provider's time with no queue) and a fast average. Only streams
 	// report one: an answer's total time is its length, not load.
@@ -48,6 +60,9 @@ type outcome struct {
 	// (at least half of it in flight, or calls waiting).
 	epoch     uint64
 	saturated bool
+	// inflight is the cost in flight once the call has ended (a fleet's,
+	// across its replicas).
+	inflight float64
 }
 
 const (
@@ -69,13 +84,20 @@ const (
 // observe applies o to the limit and reports whether the limit changed.
 func (a *aimd) observe(o outcome) bool {
 	queued := a.sample(o.ttft)
+	if o.inflight <= a.limit {
+		a.draining = false
+	}
+	fresh := o.epoch == a.epoch && !a.draining
 	switch {
-	case o.overload && o.epoch == a.epoch:
-		return a.cut(a.overloadCut(o.hint))
+	case o.overload && fresh:
+		from, f, soft := a.overloadCut(o)
+		changed := a.cut(from, f)
+		a.soft = soft
+		return changed
 	case o.overload:
-		return false // a cut since this call was admitted answered it
-	case queued && o.epoch == a.epoch:
-		return a.cut(cutQueue)
+		return false // a cut since this call was admitted answered it, or is still draining
+	case queued && fresh:
+		return a.cut(a.limit, cutQueue)
 	case !o.clean || !o.saturated || queued:
 		return false
 	}
@@ -99,37 +121,45 @@ func (a *aimd) raise() bool {
 	if a.limit < a.ceiling && next >= a.ceiling {
 		next, a.step = a.ceiling, 1
 	}
-	a.limit, a.clean = math.Min(a.max, next), 0
+	a.limit, a.clean, a.soft = math.Min(a.max, next), 0, false
 	return a.limit != before
 }
 
-// cut lowers the limit by factor, not below min, and starts a new epoch.
-func (a *aimd) cut(factor float64) bool {
+// cut lowers the limit to from times factor, not below min, and starts a
+// new epoch; the ceiling is a little under from.
+func (a *aimd) cut(from, factor float64) bool {
 	before := a.limit
-	a.ceiling = math.Max(a.min, math.Floor(a.limit*underCeiling))
-	a.limit = math.Max(a.min, math.Floor(a.limit*factor))
-	a.cutTo = a.limit
+	a.ceiling = math.Max(a.min, math.Floor(from*underCeiling))
+	a.limit = math.Max(a.min, math.Floor(from*factor))
+	a.cutTo, a.soft, a.draining = a.limit, false, true
 	a.epoch++
 	a.clean, a.step = 0, 1
 	return a.limit != before
 }
 
-// overloadCut is the factor an overload with the hint cuts the limit by:
-// cutOverload for a second or less, less for each doubling of it, and
-// never below cutLongest; but a limit that has climbed since the last cut
-// (a probe past the ceiling, or a climb back to a ceiling the capacity
-// has since fallen under) and meets an overload with no longer hint has
-// found the capacity, between where the cut left it and where it is, and
-// goes back just under it (underCeiling). An overload before it climbs
-// again is one the capacity fell under: it cuts by cutOverload.
-func (a *aimd) overloadCut(hint time.Duration) float64 {
-	if hint <= time.Second && a.ceiling > 0 && a.limit > a.cutTo {
-		return underCeiling
+// overloadCut is what an overload cuts the limit from, and by: from the
+// limit by cutOverload, with no hint or one of a second or less, by less
+// for each doubling of a longer hint, never below cutLongest. But a limit
+// that has climbed since the last cut (a probe past the ceiling, or a
+// climb back to a ceiling the capacity has since fallen under) and meets
+// an overload with no longer hint has found the capacity, between where
+// the cut left it and where it is, and goes back just under it
+// (underCeiling), and once more if the next overload comes before a
+// raise (soft: one cut did not go far enough); the one after that is a
+// capacity that fell, and cuts by cutOverload. A probe's cut is from the
+// calls in flight when the provider refused, this one with them, where
+// they were fewer than the limit (a limit that rose faster than its
+// calls went past the capacity by more than a twentieth), but never
+// from less than cutOverload of the limit.
+func (a *aimd) overloadCut(o outcome) (from, factor float64, soft bool) {
+	if o.hint <= time.Second && a.ceiling > 0 && (a.limit > a.cutTo || a.soft) {
+		flight := math.Max(math.Min(a.limit, o.inflight+o.cost), a.limit*cutOverload)
+		return flight, underCeiling, a.limit > a.cutTo
 	}
-	if hint <= time.Second {
-		return cutOverload
+	if o.hint <= time.Second {
+		return a.limit, cutOverload, false
 	}
-	return math.Max(cutLongest, cutOverload/(1+math.Log2(hint.Seconds())))
+	return a.limit, math.Max(cutLongest, cutOverload/(1+math.Log2(o.hint.Seconds()))), false
 }
 
 // sample adds a time to the first chunk to the averages and reports

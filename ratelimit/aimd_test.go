@@ -17,7 +17,7 @@ type aimdVectors struct {
 			Overload, Clean, Saturated bool
 			HintMS                     int64 `json:"hint_ms"`
 			TTFTMS                     int64 `json:"ttft_ms"`
-			Cost                       float64
+			Cost, InFlight             float64
 			Epoch                      uint64
 			Want                       struct {
 				Limit float64
@@ -45,7 +45,7 @@ func TestTheLimitFollowsTheVectors(t *testing.T) {
 			a := aimd{limit: c.Start.Limit, min: c.Start.Min, max: c.Start.Max, step: 1}
 			for i, s := range c.Steps {
 				a.observe(outcome{overload: s.Overload, hint: time.Duration(s.HintMS) * time.Millisecond, clean: s.Clean,
-					ttft: time.Duration(s.TTFTMS) * time.Millisecond, cost: s.Cost, epoch: s.Epoch, saturated: s.Saturated})
+					ttft: time.Duration(s.TTFTMS) * time.Millisecond, cost: s.Cost, epoch: s.Epoch, saturated: s.Saturated, inflight: s.InFlight})
 				if a.limit != s.Want.Limit || a.epoch != s.Want.Epoch || a.step != s.Want.Step {
 					t.Fatalf("step %d: limit %v, epoch %d, step %v; want %v, %d, %v", i, a.limit, a.epoch, a.step, s.Want.Limit, s.Want.Epoch, s.Want.Step)
 				}

@@ -566,3 +566,43 @@ type streamPanics struct{ core.RunnableFunc }
 func (s streamPanics) Stream(ctx context.Context, in any, opts ...core.Option) (<-chan any, error) {
 	return streamOf(s.RunnableFunc(ctx, in, opts...))
 }
+
+// A call refused with nothing else in flight leaves no end to wait for:
+// the next waits as long as the refusal took, twice that after the next,
+// and so on, rather than meeting the same full provider at once; a clean
+// answer ends the waits.
+func TestALoneRefusalWaitsBeforeTheNextCall(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		p := &hidden{capacity: 0, reject: 50 * time.Millisecond, service: time.Second}
+		r := newConcurrency(t, p, ratelimit.ConcurrencyConfig{Initial: 1})
+		start := time.Now()
+		for _, err := range invokeAll(t.Context(), r, 5) {
+			if err == nil {
+				t.Fatal("a 429 answered nil")
+			}
+		}
+		// refusals at 50 ms, then after waits of 50, 100, 200 and 400 ms
+		if got := time.Since(start); got != time.Second {
+			t.Errorf("5 refusals took %v; want 1s: 5 × 50 ms and waits of 50, 100, 200, 400 ms", got)
+		}
+		p.mu.Lock()
+		p.capacity = 1
+		p.mu.Unlock()
+		time.Sleep(800 * time.Millisecond) // past the last wait
+		start = time.Now()
+		if _, err := r.Invoke(t.Context(), "q"); err != nil {
+			t.Fatal(err)
+		}
+		p.mu.Lock()
+		p.capacity = 0
+		p.mu.Unlock()
+		for _, err := range invokeAll(t.Context(), r, 2) {
+			if err == nil {
+				t.Fatal("a 429 answered nil")
+			}
+		}
+		if got := time.Since(start); got != time.Second+150*time.Millisecond {
+			t.Errorf("an answer and 2 refusals took %v; want 1.15s: the answer ended the waits, the first is 50 ms again", got)
+		}
+	})
+}

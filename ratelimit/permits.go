@@ -30,7 +30,20 @@ type permits struct {
 	// let go at once, and a provider that refuses concurrency rising too
 	// fast sees it rise at the pace of its answers.
 	reach float64
-	queue []*waiter // in arrival order
+	// older is the cost in flight of calls admitted before the last cut.
+	// Until they have ended, reach does not grow: an end lets only its
+	// replacement go. A cut of a shared limit takes effect as each
+	// replica's calls end, and a replica that grew into room another has
+	// not yet given up would meet a 429, and cut the limit again.
+	older float64
+	// lone is the wait after a call refused with nothing else in flight,
+	// when no end will come to open the room again: from the time the
+	// refusal took, doubling while they go on, to loneMax; resume is when
+	// it ends, and wake lets the waiting calls go then.
+	lone   time.Duration
+	resume time.Time
+	wake   *time.Timer
+	queue  []*waiter // in arrival order
 	// starve is ConcurrencyConfig.MaxStarvation; a waiting call moves a
 	// class up each half of it.
 	starve time.Duration
@@ -51,12 +64,17 @@ type waiter struct {
 }
 
 // grant is a call's permit: what it took, and the limit's state when it
-// was admitted.
+// was admitted, and when.
 type grant struct {
 	cost      float64
 	epoch     uint64
 	saturated bool
+	at        time.Time
 }
+
+// loneMax is the longest wait after refusals with nothing else in flight
+// (a Retry-After longer than it is waited in full).
+const loneMax = time.Second
 
 // take admits a call of cost now, or queues it and waits for room
 // within b: the caller's deadline and MaxWait. A call whose expected wait
@@ -73,8 +91,8 @@ func (p *permits) take(ctx context.Context, cost float64, prio Priority, b room.
 		p.mu.Unlock()
 		return grant{}, &permitError{cost: cost, max: p.a.max}
 	}
-	if len(p.queue) == 0 && p.fits(cost) {
-		g := p.admit(cost)
+	if len(p.queue) == 0 && p.fits(cost, now) {
+		g := p.admit(cost, now)
 		p.mu.Unlock()
 		return g, nil
 	}
@@ -125,22 +143,38 @@ func (p *permits) await(ctx context.Context, w *waiter, b room.Bound) (grant, er
 	return grant{}, &LimitedError{Wait: time.Since(w.since), Deadline: byDeadline}
 }
 
-// fits reports whether a call of cost may go now: it fits in the limit,
-// or nothing is in flight (a cost above a limit that was cut goes alone).
-func (p *permits) fits(cost float64) bool {
-	return p.inflight == 0 || p.inflight+cost <= math.Min(p.a.limit, p.reach)
+// fits reports whether a call of cost may go at now: it fits in the
+// limit, or nothing is in flight (a cost above a limit that was cut goes
+// alone) and no wait after a lone refusal is running.
+func (p *permits) fits(cost float64, now time.Time) bool {
+	if p.inflight == 0 {
+		return !now.Before(p.resume)
+	}
+	return p.inflight+cost <= math.Min(p.a.limit, p.reach)
 }
 
 // ended moves reach up by the cost of a call that ended, and down to the
-// limit, which a cut may have lowered.
-func (p *permits) ended(cost float64) {
-	p.reach = math.Min(p.reach+cost, p.a.limit)
+// limit, which a cut may have lowered. An overload's room does not open
+// again: the provider is full, and a call sent in its place would meet
+// another 429 before the cut is known (a shared limit's cut comes back
+// from the store an exchange later; a burst's later 429s find the cut
+// made). Nor does reach grow while calls admitted before the last cut
+// are in flight (older).
+func (p *permits) ended(cost float64, overload bool) {
+	switch {
+	case overload:
+		p.reach = math.Min(p.reach, math.Min(p.inflight, p.a.limit))
+	case p.older > 0:
+		p.reach = math.Min(p.reach, p.a.limit)
+	default:
+		p.reach = math.Min(p.reach+cost, p.a.limit)
+	}
 }
 
 // admit takes cost of the limit for a call.
-func (p *permits) admit(cost float64) grant {
+func (p *permits) admit(cost float64, now time.Time) grant {
 	p.inflight += cost
-	return grant{cost: cost, epoch: p.a.epoch, saturated: 2*p.inflight >= p.a.limit || len(p.queue) > 0}
+	return grant{cost: cost, epoch: p.a.epoch, saturated: 2*p.inflight >= p.a.limit || len(p.queue) > 0, at: now}
 }
 
 // expected is the wait a call of cost and class prio can expect behind
@@ -168,17 +202,29 @@ func (p *permits) give(g grant, o outcome) (limit float64, changed bool) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	p.inflight = math.Max(0, p.inflight-g.cost)
-	p.answered(now, g.cost)
-	o.cost, o.epoch, o.saturated = g.cost, g.epoch, g.saturated
-	p.refresh()
-	if p.shared != nil && !p.alone {
-		p.shared.Observe(Outcome{Cost: o.cost, Overload: o.overload, Hint: o.hint, Clean: o.clean,
-			TTFT: o.ttft, Epoch: o.epoch, Saturated: o.saturated})
-	} else if p.a.observe(o) {
-		changed = true
+	if g.epoch != p.a.epoch {
+		p.older = math.Max(0, p.older-g.cost)
 	}
-	p.ended(g.cost)
+	p.answered(now, g.cost)
+	o.cost, o.epoch, o.saturated, o.inflight = g.cost, g.epoch, g.saturated, p.inflight
+	p.refresh()
+	shared := p.shared != nil && !p.alone
+	if !shared {
+		epoch := p.a.epoch
+		changed = p.a.observe(o)
+		if p.a.epoch != epoch {
+			p.older = p.inflight
+		}
+	} else {
+		p.a.sample(o.ttft) // the provider's floor, for refused calls' waits, and for when the store is away
+	}
+	p.ended(g.cost, o.overload)
+	p.refused(g, o, now)
 	p.dispatch(now)
+	if shared { // once the calls this end lets go are in flight too: the store weighs overloads against them
+		p.shared.Observe(Outcome{Cost: o.cost, Overload: o.overload, Hint: o.hint, Clean: o.clean,
+			TTFT: o.ttft, Epoch: o.epoch, Saturated: o.saturated, InFlight: p.inflight})
+	}
 	return p.a.limit, changed
 }
 
@@ -194,12 +240,45 @@ func (p *permits) refresh() bool {
 		return false
 	}
 	changed := limit != p.a.limit
+	if epoch != p.a.epoch {
+		p.older = p.inflight
+	}
 	p.a.limit, p.a.epoch = limit, epoch
 	p.reach = math.Min(p.reach, limit)
 	if changed && p.moved != nil {
 		p.moved(limit)
 	}
 	return changed
+}
+
+// refused starts a wait after a call refused with nothing else in flight:
+// no end will come to open the room, and a call sent at once would meet
+// the same full provider (a replica whose share is one call, while the
+// others' calls drain after a cut). It waits the hint, or as long as the
+// refusal took, or the provider's time to a first chunk with no queue
+// (a 429 that comes back faster than any answer says nothing of when a
+// call will end), doubling while refusals go on; a clean answer ends
+// that.
+func (p *permits) refused(g grant, o outcome, now time.Time) {
+	switch {
+	case o.overload && p.inflight == 0:
+		p.lone = max(o.hint, min(loneMax, max(now.Sub(g.at), p.a.base, 2*p.lone)))
+		p.resume = now.Add(p.lone)
+		if p.wake == nil {
+			p.wake = time.AfterFunc(p.lone, p.woken)
+		} else {
+			p.wake.Reset(p.lone)
+		}
+	case o.clean:
+		p.lone = 0
+	}
+}
+
+// woken lets the calls waiting go once a wait after a lone refusal ends.
+func (p *permits) woken() {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.dispatch(time.Now())
 }
 
 // answered counts cost answered at now, for the rate.
@@ -226,11 +305,11 @@ func (p *permits) dispatch(now time.Time) {
 	for len(p.queue) > 0 {
 		i := p.next(now)
 		w := p.queue[i]
-		if !p.fits(w.cost) {
+		if !p.fits(w.cost, now) {
 			return
 		}
 		p.queue = slices.Delete(p.queue, i, i+1)
-		w.grant = p.admit(w.cost)
+		w.grant = p.admit(w.cost, now)
 		w.grant.saturated = true
 		close(w.ready)
 	}

@@ -45,4 +45,10 @@ type Outcome struct {
 	// admitted (at least half of it in flight, or calls waiting): only
 	// then does a clean answer count towards raising it.
 	Saturated bool
+	// InFlight is the cost this process has in flight once the call has
+	// ended. After a cut, the calls every process admitted before it
+	// must end before the fleet's calls in flight are down to the new
+	// limit; until the store sees them there, an overload is the same
+	// burst's and does not cut the limit again.
+	InFlight float64
 }

@@ -1,6 +1,7 @@
 package ratelimit_test
 
 import (
+	"context"
 	"sync"
 	"testing"
 	"testing/synctest"
@@ -8,6 +9,8 @@ import (
 
 	sdkmetric "go.opentelemetry.io/otel/sdk/metric"
 
+	"github.com/steadfast-go/steadfast/core"
+	"github.com/steadfast-go/steadfast/internal/mock"
 	"github.com/steadfast-go/steadfast/ratelimit"
 )
 
@@ -131,6 +134,111 @@ func TestASharedLimitFallsBackToItsLastShare(t *testing.T) {
 		<-done
 		if got := len(s.outcomes()) - before; got != 1 {
 			t.Errorf("%d outcomes told the store; want 1, the call made while it answered", got)
+		}
+	})
+}
+
+// timed is a provider whose answer is its input: a duration it takes, or
+// a 429 at once for any other input. It counts the calls it holds.
+type timed struct {
+	mu       sync.Mutex
+	inflight int
+}
+
+func (p *timed) Invoke(ctx context.Context, in any, _ ...core.Option) (any, error) {
+	d, ok := in.(time.Duration)
+	if !ok {
+		return nil, &mock.HTTPError{Code: 429}
+	}
+	p.mu.Lock()
+	p.inflight++
+	p.mu.Unlock()
+	defer func() {
+		p.mu.Lock()
+		p.inflight--
+		p.mu.Unlock()
+	}()
+	select {
+	case <-time.After(d):
+		return "ok", nil
+	case <-ctx.Done():
+		return nil, ctx.Err()
+	}
+}
+
+func (p *timed) Batch(ctx context.Context, in []any, opts ...core.Option) ([]any, error) {
+	return core.RunnableFunc(p.Invoke).Batch(ctx, in, opts...)
+}
+
+func (p *timed) Stream(ctx context.Context, in any, opts ...core.Option) (<-chan any, error) {
+	return streamOf(p.Invoke(ctx, in, opts...))
+}
+
+func (p *timed) held() int {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.inflight
+}
+
+// A 429 says the provider is full: its room is not given to a waiting
+// call, which would meet another 429 before the shared limit's cut comes
+// back from the store. The next call to end opens it.
+func TestAnOverloadsRoomWaitsForTheNextEnd(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		s := &shared{limit: 3, ok: true} // the store has not cut yet
+		p := &timed{}
+		r := newConcurrency(t, p, ratelimit.ConcurrencyConfig{Initial: 3, Shared: s})
+		var wg sync.WaitGroup
+		for _, in := range []any{time.Second, time.Second, "429", 2 * time.Second} {
+			wg.Go(func() { _, _ = r.Invoke(t.Context(), in) })
+			synctest.Wait()
+		}
+		if got := p.held(); got != 2 {
+			t.Errorf("%d calls at the provider after a 429; want 2: its room stays shut", got)
+		}
+		time.Sleep(1500 * time.Millisecond) // the two 1s calls ended
+		if got := p.held(); got != 1 {
+			t.Errorf("%d calls at the provider after two ends; want 1, the waiting call", got)
+		}
+		wg.Wait()
+		if got := len(s.outcomes()); got != 4 {
+			t.Errorf("%d outcomes; want 4", got)
+		}
+	})
+}
+
+// After a cut of the shared limit, the calls admitted before it are still
+// in flight on every replica, and the cut takes effect only as they end:
+// until this replica's have ended, an end lets only its replacement go,
+// even where the share would let more, so that this replica does not
+// grow into room another replica has not yet given up.
+func TestNoGrowthUntilTheCallsBeforeACutHaveEnded(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		s := &shared{limit: 3, ok: true}
+		p := &timed{}
+		r := newConcurrency(t, p, ratelimit.ConcurrencyConfig{Initial: 3, Shared: s})
+		var wg sync.WaitGroup
+		defer wg.Wait()
+		call := func(in any) {
+			wg.Go(func() { _, _ = r.Invoke(t.Context(), in) })
+			synctest.Wait()
+		}
+		call(time.Second)
+		call(2 * time.Second)
+		call("429") // held back: 2 in flight, of a share of 3
+		s.mu.Lock()
+		s.epoch = 1 // the store cut the fleet's limit; this share stays 3
+		s.mu.Unlock()
+		for range 3 {
+			call(5 * time.Second)
+		}
+		time.Sleep(1500 * time.Millisecond) // the 1s call ended
+		if got := p.held(); got != 2 {
+			t.Errorf("%d calls at the provider after a call from before the cut ended; want 2: its replacement only", got)
+		}
+		time.Sleep(time.Second) // the 2s call ended too
+		if got := p.held(); got != 3 {
+			t.Errorf("%d calls at the provider once the calls from before the cut ended; want 3, the share", got)
 		}
 	})
 }

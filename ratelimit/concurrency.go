@@ -59,9 +59,10 @@ type ConcurrencyConfig struct {
 // of clean answers while the limit was in use, by a step that doubles
 // with each clean window, and the room a raise adds opens a call at a
 // time as calls end. A call refused with nothing else in flight makes
-// the next wait (the refusal's Retry-After, or as long as it took,
-// doubling while refusals go on, at most a second but for a
-// Retry-After): no end will come to say the provider has room. An
+// the next wait (the refusal's Retry-After, or as long as it took or as
+// the provider's fastest first chunk, doubling while refusals go on, at
+// most a second but for a Retry-After): no end will come to say the
+// provider has room. An
 // answer's total time is never read: its length is not load. Under
 // saturation calls wait by class (WithPriority): a higher class goes
 // first, a waiting call ages, and none waits longer than MaxStarvation

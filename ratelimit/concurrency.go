@@ -62,11 +62,10 @@ type ConcurrencyConfig struct {
 // the next wait (the refusal's Retry-After, or as long as it took or as
 // the provider's fastest first chunk, doubling while refusals go on, at
 // most a second but for a Retry-After): no end will come to say the
-// provider has room. An
-// answer's total time is never read: its length is not load. Under
-// saturation calls wait by class (WithPriority): a higher class goes
-// first, a waiting call ages, and none waits longer than MaxStarvation
-// while others go. It is safe for concurrent use.
+// provider has room. An answer's total time is never read: its length
+// is not load. Under saturation calls wait by class (WithPriority): a
+// higher class goes first, a waiting call ages, and none waits longer
+// than MaxStarvation while others go. It is safe for concurrent use.
 type Concurrency struct {
 	inner   core.Runnable
 	p       *permits

@@ -2,12 +2,14 @@ package fleet_test
 
 import (
 	"context"
+	"math"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/redis/go-redis/v9"
 
+	"github.com/steadfast-go/steadfast/budget"
 	"github.com/steadfast-go/steadfast/core"
 	"github.com/steadfast-go/steadfast/fleet"
 	"github.com/steadfast-go/steadfast/retry"
@@ -36,7 +38,7 @@ func TestNewBudgetRejectsBadArguments(t *testing.T) {
 		{"empty key", good, "", nil, "key is empty"},
 		{"zero sync", good, "k", []fleet.BudgetOption{fleet.WithSyncInterval(0)}, "WithSyncInterval(0s)"},
 		{"sync past the window", good, "k", []fleet.BudgetOption{fleet.WithSyncInterval(2 * time.Second)}, "WithSyncInterval(2s)"},
-		{"bad pacing", good, "k", []fleet.BudgetOption{fleet.WithPacing(0, 1, time.Second)}, "ratio is 0"},
+		{"bad setting", good, "k", []fleet.BudgetOption{fleet.WithSetting(budget.Setting{K: 2, Window: time.Second, MaxWait: time.Second})}, "Ratio is 0"},
 		{"negative timeout", good, "k", []fleet.BudgetOption{fleet.WithTimeout(-time.Second)}, "WithTimeout(-1s)"},
 	} {
 		b, err := fleet.NewBudget(tc.client, tc.key, tc.opts...)
@@ -49,44 +51,30 @@ func TestNewBudgetRejectsBadArguments(t *testing.T) {
 	}
 }
 
-// record makes n first attempts and the given retries, all failed.
-func record(b *fleet.Budget, firsts, failedRetries int) {
-	for range firsts {
-		b.RecordAttempt(context.Background(), 1, false)
-	}
-	for range failedRetries {
-		b.RecordAttempt(context.Background(), 2, false)
-	}
-}
-
-// A replica whose own retries never failed still slows to the fleet's
-// pace when the other replica's retries all fail: it learns from them.
-func TestBudgetLearnsFromTheFleet(t *testing.T) {
+// The fleet's retries are one budget's: with no first attempts answered,
+// the floor of one retry a second is the fleet's, split between its two
+// replicas, where a budget alone has it all.
+func TestBudgetSplitsTheFloorAcrossTheFleet(t *testing.T) {
 	c := client(t)
 	key := uniqueKey(t)
-	failing := newBudget(t, c, key, fleet.WithSyncInterval(10*time.Millisecond))
-	learning := newBudget(t, c, key, fleet.WithSyncInterval(10*time.Millisecond))
+	one := newBudget(t, c, key, fleet.WithSyncInterval(10*time.Millisecond))
+	other := newBudget(t, c, key, fleet.WithSyncInterval(10*time.Millisecond))
 	alone := newBudget(t, c, uniqueKey(t), fleet.WithSyncInterval(10*time.Millisecond))
-	record(failing, 100, 40)
-	record(learning, 100, 0)
-	record(alone, 100, 0)
 	time.Sleep(50 * time.Millisecond) // a few exchanges
 	ctx := t.Context()
-	for _, b := range []*fleet.Budget{learning, alone} {
-		if _, ok := turn(b.ReserveRetry(ctx, time.Hour)); !ok {
+	for _, b := range []*fleet.Budget{one, other, alone} {
+		if _, ok := turn(b.Reserve(ctx, 2, time.Hour)); !ok {
 			t.Fatal("the first retry, from a full bucket, was refused")
 		}
 	}
-	// Alone, 100 first attempts a second allow 50 retries a second: the
-	// next is 20 ms away. In the fleet, whose retries all fail, the floor
-	// of 1 a second is split between two replicas: 2 s, past the 1 s wait.
-	if wait, ok := turn(alone.ReserveRetry(ctx, time.Hour)); !ok || wait > 100*time.Millisecond {
-		t.Errorf("alone: ReserveRetry() = %v, %v; want a short wait", wait, ok)
+	// Alone, the next retry is a second away; in the fleet, two.
+	if wait, ok := turn(alone.Reserve(ctx, 2, time.Hour)); !ok || wait < 900*time.Millisecond {
+		t.Errorf("alone: Reserve(a retry) = %v, %v; want a wait of about 1s", wait, ok)
 	}
-	if wait, ok := turn(learning.ReserveRetry(ctx, time.Hour)); ok {
-		t.Errorf("in the failing fleet: ReserveRetry() = %v, true; want a refusal", wait)
+	if wait, ok := turn(one.Reserve(ctx, 2, time.Hour)); ok {
+		t.Errorf("in a fleet of two: Reserve(a retry) = %v, true; want a refusal (2s, past the MaxWait of 1s)", wait)
 	}
-	if learning.Degraded() || alone.Degraded() {
+	if one.Degraded() || alone.Degraded() {
 		t.Error("a budget fell back with Redis up")
 	}
 }
@@ -112,46 +100,55 @@ func TestBudgetWithoutRedisDecidesLocally(t *testing.T) {
 
 // allowNow asks b for a retry that may not wait.
 func allowNow(b retry.Budget, ctx context.Context) bool {
-	_, ok := turn(b.ReserveRetry(ctx, 0))
+	_, ok := turn(b.Reserve(ctx, 2, 0))
 	return ok
 }
 
-// The Budget holds first attempts back as the in-process budget does, on
-// this process's own attempts, whether or not Redis answers.
-func TestBudgetHoldsFirstAttemptsWhileMostFail(t *testing.T) {
-	b := newBudget(t, unreachable(t), "k", fleet.WithPacing(0.5, 1, time.Second))
+// The Budget throttles first attempts by the law over the whole fleet's
+// answers: a replica whose own first attempts all succeeded throttles as
+// much as the one that saw the provider refuse, once they have exchanged.
+func TestBudgetThrottlesByTheFleetsAnswers(t *testing.T) {
+	c := client(t)
+	key := uniqueKey(t)
+	refused := newBudget(t, c, key, fleet.WithSyncInterval(10*time.Millisecond))
+	healthy := newBudget(t, c, key, fleet.WithSyncInterval(10*time.Millisecond))
 	ctx := t.Context()
-	if d, again := b.HoldFirst(ctx, 0); d != 0 || again {
-		t.Fatalf("HoldFirst() = %v, %v before any attempt, want 0, false", d, again)
+	for range 300 {
+		refused.RecordAttempt(ctx, 1, false)
 	}
-	for range 200 { // an outage: every first attempt fails, and retries are asked for
-		b.RecordAttempt(ctx, 1, false)
-		b.ReserveRetry(ctx, 0)
+	for range 50 {
+		healthy.RecordAttempt(ctx, 1, true)
 	}
-	// Probes go at an eighth of the first attempts' rate: the first held
-	// attempts get turns a few milliseconds apart, the later ones ask again.
-	if !heldUntilAskedAgain(func() (time.Duration, bool) { return b.HoldFirst(ctx, 0) }) {
-		t.Error("HoldFirst() never answered to ask again within 100ms while every attempt fails")
+	// 350 requests, 50 accepted: (350 − 100 − 8) / (350 + 8).
+	want := 242.0 / 358
+	waitFor(t, 2*time.Second, "the fleet's throttle", func() bool {
+		return math.Abs(healthy.Throttle()-want) < 1e-9 && math.Abs(refused.Throttle()-want) < 1e-9
+	})
+	went := 0
+	for range 1000 {
+		if healthy.Reserve(ctx, 1, 0).OK {
+			went++
+		}
 	}
-	if d, again := b.HoldFirst(ctx, time.Second); d != 0 || again {
-		t.Errorf("HoldFirst() = %v, %v for an attempt held for maxWait already, want 0, false", d, again)
+	if went < 250 || went > 420 {
+		t.Errorf("%d of 1000 first attempts went at a throttle of %.2f, want about 324", went, want)
 	}
 }
 
-// heldUntilAskedAgain asks hold for new first attempts until one is told
-// to ask again within 100ms, and reports whether one was, every answer
-// before it being a wait of at most 100ms for a turn.
-func heldUntilAskedAgain(hold func() (time.Duration, bool)) bool {
-	for range 1000 {
-		d, again := hold()
-		if d > 100*time.Millisecond {
-			return false
-		}
-		if again {
-			return d > 0
-		}
+// Without Redis, the Budget throttles by this process's own answers.
+func TestBudgetThrottlesLocallyWithoutRedis(t *testing.T) {
+	b := newBudget(t, unreachable(t), "k", fleet.WithSyncInterval(10*time.Millisecond))
+	waitFor(t, 2*time.Second, "the Budget falls back", b.Degraded)
+	ctx := t.Context()
+	if p := b.Throttle(); p != 0 {
+		t.Fatalf("Throttle() = %v before any answer, want 0", p)
 	}
-	return false
+	for range 18 {
+		b.RecordAttempt(ctx, 1, false)
+	}
+	if p := b.Throttle(); math.Abs(p-10.0/26) > 1e-9 {
+		t.Errorf("Throttle() = %v after 18 refusals, want (18 − 8)/(18 + 8)", p)
+	}
 }
 
 // turn is a budget's reservation as its delay and whether it is OK.

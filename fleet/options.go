@@ -5,6 +5,8 @@ import (
 	"time"
 
 	"go.opentelemetry.io/otel/metric"
+
+	"github.com/steadfast-go/steadfast/budget"
 )
 
 // Option configures a Limiter and a Budget alike. Nil options are ignored.
@@ -17,7 +19,7 @@ type Option interface {
 type LimiterOption interface{ applyLimiter(*config) }
 
 // BudgetOption configures a Budget: an Option, WithSyncInterval or
-// WithPacing.
+// WithSetting.
 type BudgetOption interface{ applyBudget(*config) }
 
 // option applies to both, limiterOption and budgetOption to one each: an
@@ -39,25 +41,15 @@ type config struct {
 	fallbackShare float64
 	logger        *slog.Logger
 	mp            metric.MeterProvider
-	pacing        *pacing
+	setting       *budget.Setting
 }
 
-// pacing is the setting of a Budget: the arguments of
-// the recommended budget: the most retries per first attempt, the rate
-// left when none succeeds, and the longest wait for a turn.
-type pacing struct {
-	ratio, minPerSecond float64
-	maxWait             time.Duration
-}
-
-// The defaults: retry.RecommendedBudget's setting, Redis calls bounded at
-// 50 ms, the Budget synced ten times a second.
+// The defaults: Redis calls bounded at 50 ms, the Budget synced ten times
+// a second.
 const (
 	defaultTimeout      = 50 * time.Millisecond
 	defaultSyncInterval = 100 * time.Millisecond
 )
-
-var recommended = pacing{ratio: 0.5, minPerSecond: 1, maxWait: time.Second}
 
 func defaults() config {
 	return config{timeout: defaultTimeout, syncInterval: defaultSyncInterval, fallbackShare: 1, logger: slog.Default()}
@@ -102,12 +94,11 @@ func WithFallbackShare(share float64) LimiterOption {
 	return limiterOption(func(c *config) { c.fallbackShare = share })
 }
 
-// WithPacing sets a Budget's setting: ratio, the most retries per first
-// attempt while retries succeed; minPerSecond, the rate left when none
-// does; maxWait, the longest a retry or a held first attempt waits for its
-// turn. The default is retry.RecommendedBudget's, (0.5, 1, 1 s).
-func WithPacing(ratio, minPerSecond float64, maxWait time.Duration) BudgetOption {
-	return budgetOption(func(c *config) { c.pacing = &pacing{ratio, minPerSecond, maxWait} })
+// WithSetting sets a Budget's setting: the parameters of package budget's
+// law (see budget.Setting). The default is budget.DefaultSetting(),
+// retry.RecommendedBudget's; every replica of a key should use the same.
+func WithSetting(s budget.Setting) BudgetOption {
+	return budgetOption(func(c *config) { c.setting = &s })
 }
 
 // WithLogger sets the logger told, once each, when Redis becomes

@@ -76,35 +76,44 @@ if ahead < 0 then ahead = 0 end
 return {admitted, string.format('%.6f', wait), string.format('%.6f', ahead), id}
 `)
 
-// exchange adds one process's attempt counts to the fleet's and returns the
-// fleet's over the last window. The counts live in one hash (KEYS[1]), a
-// field per kind and time slot ("f.<slot>": first attempts, "r.<slot>":
-// retries, "ok.<slot>": retries that succeeded); fields older than the
-// window are deleted as they are met. The processes that exchanged within
-// the window are a sorted set (KEYS[2]) scored by the time they last did.
+// lawScript adds one process's answers to the fleet's and returns the law
+// of package budget over the fleet's window, as the vectors of
+// budget/testdata/law.json specify it. The counts live in one hash
+// (KEYS[1]), a field per kind and time slot ("r.<slot>": requests
+// answered, "a.<slot>": those accepted, "f.<slot>": first attempts among
+// them); fields older than the window are deleted as they are met. The
+// processes that exchanged within the window are a sorted set (KEYS[2])
+// scored by the time they last did.
 //
-// ARGV: first attempts, retries, retries that succeeded, the process's id,
-// the slot in milliseconds, the slots in a window. Returns {first attempts,
-// retries, retries that succeeded, processes}.
-var exchange = redis.NewScript(`
-local t = redis.call('TIME')
-local ms = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+// ARGV: requests, accepts, first attempts, the process's id, the slot in
+// milliseconds, the slots in a window, K, Ratio, Floor, the time in
+// milliseconds ("" for Redis's clock; the vectors set it), and Padding. Returns, as
+// strings, {the attempts' throttle probability, the fleet's retries
+// a second, its first attempts over the window, processes}.
+var lawScript = redis.NewScript(`
+local ms
+if ARGV[10] == '' then
+  local t = redis.call('TIME')
+  ms = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+else
+  ms = tonumber(ARGV[10])
+end
 local slot_ms = tonumber(ARGV[5])
 local slots = tonumber(ARGV[6])
 local slot = math.floor(ms / slot_ms)
-local add = {f = tonumber(ARGV[1]), r = tonumber(ARGV[2]), ok = tonumber(ARGV[3])}
+local add = {r = tonumber(ARGV[1]), a = tonumber(ARGV[2]), f = tonumber(ARGV[3])}
 for kind, n in pairs(add) do
   if n ~= 0 then redis.call('HINCRBY', KEYS[1], kind .. '.' .. slot, n) end
 end
-local sums = {f = 0, r = 0, ok = 0}
+local sums = {r = 0, a = 0, f = 0}
 local all = redis.call('HGETALL', KEYS[1])
 for i = 1, #all, 2 do
   local kind, s = string.match(all[i], '^(%a+)%.(%d+)$')
   s = tonumber(s)
-  if s == nil or s <= slot - slots then
+  if s == nil or sums[kind] == nil or s <= slot - slots then
     redis.call('HDEL', KEYS[1], all[i])
   else
-    sums[kind] = (sums[kind] or 0) + tonumber(all[i + 1])
+    sums[kind] = sums[kind] + tonumber(all[i + 1])
   end
 end
 local window = slot_ms * slots
@@ -112,7 +121,11 @@ redis.call('PEXPIRE', KEYS[1], 2 * window)
 redis.call('ZADD', KEYS[2], ms, ARGV[4])
 redis.call('ZREMRANGEBYSCORE', KEYS[2], '-inf', ms - window)
 redis.call('PEXPIRE', KEYS[2], 2 * window)
-return {sums.f, sums.r, sums.ok, redis.call('ZCARD', KEYS[2])}
+local k, ratio, floor, pad = tonumber(ARGV[7]), tonumber(ARGV[8]), tonumber(ARGV[9]), tonumber(ARGV[11])
+local p = (sums.r - k * sums.a - pad) / (sums.r + pad)
+if p < 0 then p = 0 end
+local rate = ratio * sums.f / (window / 1000) + floor
+return {string.format('%.17g', p), string.format('%.17g', rate), tostring(sums.f), tostring(redis.call('ZCARD', KEYS[2]))}
 `)
 
 // headers is a Limiter's count of the fleet's calls against what the

@@ -389,18 +389,18 @@ func TestBudgetPromisesCountAcrossAFallBack(t *testing.T) {
 	}
 	time.Sleep(100 * time.Millisecond) // the counts reach Redis and come back
 	for {
-		if wait, ok := turn(b.ReserveRetry(ctx, time.Second)); !ok || wait > 500*time.Millisecond {
+		if wait, ok := turn(b.Reserve(ctx, 2, time.Second)); !ok || wait > 500*time.Millisecond {
 			break
 		}
 	}
 	s.stop()
 	waitFor(t, 2*time.Second, "the Budget falls back", b.Degraded)
-	if wait, ok := turn(b.ReserveRetry(ctx, 0)); ok {
-		t.Errorf("ReserveRetry(0) after the fall back = %v, true; want a refusal while promised turns are due", wait)
+	if wait, ok := turn(b.Reserve(ctx, 2, 0)); ok {
+		t.Errorf("a retry that may not wait, after the fall back = %v, true; want a refusal while promised turns are due", wait)
 	}
 	s.start()
 	waitFor(t, 3*time.Second, "the Budget comes back", func() bool { return !b.Degraded() })
-	if wait, ok := turn(b.ReserveRetry(ctx, 0)); ok {
-		t.Errorf("ReserveRetry(0) after coming back = %v, true; want a refusal while promised turns are due", wait)
+	if wait, ok := turn(b.Reserve(ctx, 2, 0)); ok {
+		t.Errorf("a retry that may not wait, after coming back = %v, true; want a refusal while promised turns are due", wait)
 	}
 }

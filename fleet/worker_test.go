@@ -121,18 +121,26 @@ func runWorker(kind string) (int, error) {
 		// it is the fleet's when shared, each replica's when not.
 		var b retry.Budget
 		if kind == "budget" {
-			fb, err := fleet.NewBudget(c, key, fleet.WithLogger(quiet), fleet.WithPacing(0.5, outageFloor, time.Second))
+			fb, err := fleet.NewBudget(c, key, fleet.WithLogger(quiet), fleet.WithSetting(floorSetting()))
 			if err != nil {
 				return 0, err
 			}
 			defer fb.Close()
 			b = fb
-		} else if b, err = budget.NewAdaptive(0.5, outageFloor, time.Second); err != nil {
+		} else if b, err = budget.NewAdaptive(floorSetting()); err != nil {
 			return 0, err
 		}
 		return budgetWorker(b, start, run, load)
 	}
 	return 0, fmt.Errorf("no worker %q", kind)
+}
+
+// floorSetting is the recommended setting but for a floor of outageFloor
+// retries a second.
+func floorSetting() budget.Setting {
+	s := budget.DefaultSetting()
+	s.Floor = outageFloor
+	return s
 }
 
 // limiterWorker calls as fast as the shared limit lets it, from four
@@ -182,9 +190,11 @@ func (errDown) Retryable() bool { return true }
 // is down, through a RetryRunnable with budget b, and returns the retries
 // made.
 func budgetWorker(b retry.Budget, start time.Time, run time.Duration, load int) (int, error) {
-	var attempts atomic.Int64
-	down := core.RunnableFunc(func(context.Context, any, ...core.Option) (any, error) {
-		attempts.Add(1)
+	var retries atomic.Int64
+	down := core.RunnableFunc(func(ctx context.Context, _ any, _ ...core.Option) (any, error) {
+		if info, _ := retry.AttemptFromContext(ctx); info.Attempt > 1 {
+			retries.Add(1)
+		}
 		return nil, errDown{}
 	})
 	rr, err := retry.New(down, retry.RetryConfig{
@@ -199,16 +209,14 @@ func budgetWorker(b retry.Budget, start time.Time, run time.Duration, load int) 
 	tick := time.NewTicker(time.Second / time.Duration(load))
 	defer tick.Stop()
 	end := time.After(run)
-	var calls atomic.Int64
 	var wg sync.WaitGroup
 	defer wg.Wait()
 	for {
 		select {
 		case <-end:
 			wg.Wait()
-			return int(attempts.Load() - calls.Load()), nil
+			return int(retries.Load()), nil
 		case <-tick.C:
-			calls.Add(1)
 			wg.Go(func() { _, _ = rr.Invoke(context.Background(), nil) })
 		}
 	}

@@ -101,7 +101,10 @@ func TestNonIdempotentIsNeverHedged(t *testing.T) {
 // refusing is a budget that refuses every retry, and so every hedge.
 type refusing struct{}
 
-func (refusing) ReserveRetry(context.Context, time.Duration) core.Reservation {
+func (refusing) Reserve(_ context.Context, n int, _ time.Duration) core.Reservation {
+	if n <= 1 {
+		return core.Reservation{OK: true}
+	}
 	return core.Reservation{}
 }
 func (refusing) RecordAttempt(context.Context, int, bool) {}

@@ -93,7 +93,7 @@ func (rc *raceCall) more() bool { return len(rc.cancels) <= rc.r.cfg.MaxHedges }
 // allowed asks the budget, if any, for a hedge.
 func (rc *raceCall) allowed(ctx context.Context) bool {
 	if b := rc.r.budget; b != nil {
-		if !b.ReserveRetry(ctx, 0).OK {
+		if !b.Reserve(ctx, len(rc.cancels)+1, 0).OK { // a hedge is a retry's extra request
 			rc.c.refused()
 			return false
 		}

@@ -49,8 +49,9 @@ func (r *RetryRunnable) Batch(ctx context.Context, inputs []any, opts ...core.Op
 	if e := b.c.spent(); e != nil {
 		b.finish(b.pending, decision{outcome: e.Outcome}, rounds)
 		b.pending = nil
-	} else {
-		b.c.hold(ctx)
+	} else if e := b.c.admit(ctx); e != nil {
+		b.finish(b.pending, decision{outcome: e.Outcome}, rounds)
+		b.pending = nil
 	}
 	for len(b.pending) > 0 {
 		if e := b.c.stopped(ctx, rounds, nil); e != nil {

@@ -11,33 +11,45 @@ import (
 	"github.com/steadfast-go/steadfast/core"
 )
 
-// Budget paces and refuses retries, from the recent results of the
-// attempts of every RetryRunnable that shares it. It protects a provider
-// from retry storms: when most attempts fail, retries stop and only first
-// attempts reach the provider.
+// Budget decides how much of its callers' load a client sends to a
+// provider: whether a call's first attempt is sent at all, and when, if
+// ever, a retry goes. It is told how every attempt it let go was
+// answered. Shared by the RetryRunnables that call one provider, it
+// protects the provider from retry storms and from a collapse under its
+// callers' load.
 //
 // Implementations must be safe for concurrent use. The context lets a
-// networked implementation (shared across processes) bound its calls.
+// networked implementation (shared across processes) bound its calls. A
+// budget that also has a method Throttle() float64 (the probability with
+// which it refuses first attempts now, as RecommendedBudget's has) is
+// reported as the gauge retry.budget.throttle.
 type Budget interface {
-	// ReserveRetry takes one retry's turn: its Delay, at most maxWait, is
-	// the wait before the retry may be made (0 for now); a reservation
-	// not OK refuses it, taking nothing; its Cancel, if any, gives the
-	// turn back, which the retry layer calls when the retry is not made
-	// after all (the caller gave up during the wait, or the call ended on
-	// its deadline or was handed off). The retry layer passes half of what
-	// the caller's deadline leaves (no bound without one), so that the
-	// retry and any after it keep the other half, as a held first attempt
-	// does; it waits the longer of its backoff and that wait, reported as
-	// retry.backoff.source "budget", and ends the call when the wait would
-	// pass the deadline. A budget that would hold the retry longer than
-	// maxWait decides instead whether it goes within maxWait or not at all
-	// (RecommendedBudget does, by what recent retries achieved). A hedge
-	// asks with a maxWait of 0.
-	ReserveRetry(ctx context.Context, maxWait time.Duration) core.Reservation
-	// RecordAttempt reports how attempt n of a call (1 for its first)
-	// ended: a success, or a retryable failure. Failures that are not
-	// retried, cancellations and rejected outputs are not reported.
-	RecordAttempt(ctx context.Context, n int, success bool)
+	// Reserve takes the turn of attempt n of a call (1 for its first). A
+	// first attempt's reservation is OK, with no Delay, or not OK: the
+	// budget refuses it here, before it is sent (a client-side throttle),
+	// and the call ends with no attempt made, outcome budget_exhausted and
+	// error.type budget_throttled, a Local() refusal that fallback and
+	// pool move on from at once. A retry's Delay, at most maxWait, is the
+	// wait before it may be made (0 for now); a reservation not OK refuses
+	// it, taking nothing, and ends the call with outcome budget_exhausted
+	// (the last attempt's error); its
+	// Cancel, if any, gives the turn back, which the retry layer calls
+	// when the retry is not made after all (the caller gave up during the
+	// wait, or the call ended on its deadline or was handed off). For a
+	// retry the retry layer passes half of what the caller's deadline
+	// leaves (no bound without one), so that the retry keeps the other
+	// half; it waits the longer of its backoff and that wait, reported as
+	// retry.backoff.source "budget". A hedge asks for a retry with a
+	// maxWait of 0.
+	Reserve(ctx context.Context, n int, maxWait time.Duration) core.Reservation
+	// RecordAttempt reports the answer to attempt n of a call (1 for its
+	// first), which the budget let go: accepted (a success; a failure
+	// the provider answered and that is not worth retrying, such as a
+	// 400; an output the caller's check rejected) or not (a retryable
+	// failure). Attempts that got no answer (the caller cancelled) and
+	// refusals made on this side of the wire (a Local() error) are not
+	// reported.
+	RecordAttempt(ctx context.Context, n int, accepted bool)
 }
 
 // milli is the fixed-point scale of TokenBudget's tokens.
@@ -89,14 +101,15 @@ func newTokenBudget(maxTokens, tokenRatio float64) (*TokenBudget, error) {
 	return b, nil
 }
 
-// ReserveRetry allows a retry at once while the tokens are above half of
-// the maximum, and refuses it otherwise: a TokenBudget never paces.
-func (b *TokenBudget) ReserveRetry(context.Context, time.Duration) core.Reservation {
-	return core.Reservation{OK: b.tokens.Load() > b.threshold}
+// Reserve lets every first attempt go; it allows a retry at once while the
+// tokens are above half of the maximum, and refuses it otherwise: a
+// TokenBudget never paces.
+func (b *TokenBudget) Reserve(_ context.Context, n int, _ time.Duration) core.Reservation {
+	return core.Reservation{OK: n <= 1 || b.tokens.Load() > b.threshold}
 }
 
-// RecordAttempt takes one token for a failure, or refunds tokenRatio for a
-// success, whichever attempt it was.
+// RecordAttempt takes one token for a refused attempt, or refunds
+// tokenRatio for an accepted one, whichever attempt it was.
 func (b *TokenBudget) RecordAttempt(_ context.Context, _ int, success bool) {
 	for {
 		old := b.tokens.Load()
@@ -116,42 +129,26 @@ func (b *TokenBudget) Tokens() float64 {
 	return float64(b.tokens.Load()) / milli
 }
 
-// RecommendedBudget returns a new budget with the recommended setting. It
-// paces retries by what they achieve, and holds first attempts back while
-// most attempts fail: up to half more load than no retrying while retries
-// succeed, one retry a second when none does (until retries or first
-// attempts succeed again), waits of at most a second, and first attempts
-// held back while most attempts fail.
+// RecommendedBudget returns a new budget of package budget's law with its
+// default setting (budget.DefaultSetting): attempts are refused here with
+// probability max(0, (requests − 2·accepts) / (requests + 1)) over the
+// last second's answers (client-side adaptive throttling, from the SRE
+// book), and retries go at most at half the rate of the first attempts,
+// plus one a second (a retry budget, as Finagle's and Envoy's), paced by
+// a token bucket so that a herd's retries are spread, each waiting for its
+// turn at most a second and at most half of what its caller's deadline
+// leaves. While the provider answers most requests nothing is throttled;
+// when it collapses, the client sends it a fraction of its callers' load,
+// so that it recovers.
 //
-// The caller's deadline is part of each decision: a wait for the budget
-// never takes more than half of what the deadline leaves. A retry the pace
-// would hold longer goes after that half while recent retries have been
-// succeeding (at least a fifth of them; its turn is taken as debt, which
-// later retries repay); while they fail (an outage, a collapse) and first
-// attempts are held back, it waits in that hold for a turn instead, each
-// wait at most half of what the deadline leaves, and the call ends
-// (budget_exhausted, no attempt made) when none comes in time: a call
-// whose first attempt met the outage meets the provider's return, as one
-// that came a moment later does. A call with a deadline is not held back
-// while recent retries succeed. A call never waits into a certain failure. When first attempts
-// stop being held, the calls still held go at the rate the provider last
-// answered, not all at once, so that a provider that collapsed is not
-// overloaded again as it recovers.
-//
-// What it trades: without a deadline it wins by queueing, so its tail is
-// longer than other libraries' (a held or paced call waits up to a
-// second). With a deadline its paced retries spread over the time the
-// deadline leaves where theirs bunch at its start: it serves more of its
-// calls within the deadline, and each client fewer calls a second, than
-// they do, and it retries far less where retries harm. bench/ runs
-// it in every storm family (open and closed loop, clients starting
-// together or not), on providers four times smaller and larger, and with
-// deadlines of 12 and 50 times the service time; its README has the
-// figures, those it does not meet included. Each call returns a new
-// budget: share the one value among the RetryRunnables that call one
-// provider.
+// bench/ runs it in every storm family (open and closed loop, clients
+// starting together or not, a provider that collapses with hysteresis),
+// at provider sizes from a quarter to sixteen times the default; its
+// README has the figures, those it does not meet included. Each call
+// returns a new budget: share the one value among the RetryRunnables that
+// call one provider.
 func RecommendedBudget() Budget {
-	b, err := budget.NewAdaptive(0.5, 1, time.Second)
+	b, err := budget.NewAdaptive(budget.DefaultSetting())
 	if err != nil {
 		panic(err) // constants
 	}

@@ -99,7 +99,7 @@ func TestTokenBudgetArithmetic(t *testing.T) {
 			t.Errorf("step %d: Tokens() = %v, want %v", i, got, s.tokens)
 		}
 		if got := allowNow(b, ctx); got != s.allow {
-			t.Errorf("step %d: ReserveRetry(0) ok = %v, want %v", i, got, s.allow)
+			t.Errorf("step %d: Reserve(retry, 0) ok = %v, want %v", i, got, s.allow)
 		}
 	}
 	for range 100 {
@@ -162,7 +162,7 @@ func TestBudgetRefusalIsCounted(t *testing.T) {
 		_, err := r.Invoke(t.Context(), "q", core.WithOperation("llm"))
 		wantOutcome(t, err, retry.OutcomeBudgetExhausted, 1)
 		m := rec.points(t)
-		if got := m["retry.budget.refused"]["retry.method=invoke,retry.operation=llm"]; got != "1" {
+		if got := m["retry.budget.refused"]["reason=retry_budget,retry.method=invoke,retry.operation=llm"]; got != "1" {
 			t.Errorf("retry.budget.refused = %v, want 1", m["retry.budget.refused"])
 		}
 		wantAttrs(t, "call span", rec.one(t, "retry.invoke").Attributes(), map[string]string{"retry.outcome": "budget_exhausted"})
@@ -218,7 +218,7 @@ func TestNewTokenBudgetSmallestValues(t *testing.T) {
 
 // allowNow asks b for a retry that may not wait.
 func allowNow(b retry.Budget, ctx context.Context) bool {
-	_, ok := turn(b.ReserveRetry(ctx, 0))
+	_, ok := turn(b.Reserve(ctx, 2, 0))
 	return ok
 }
 

@@ -109,97 +109,20 @@ func (r *RetryRunnable) begin(ctx context.Context, c *call, m callspan.Method, o
 	return ctx
 }
 
-// hold holds the call's first attempt as a budget that holds first
-// attempts asks. It is called once the call's unwinding is deferred: a
-// budget that panics as it holds panics as any budget does. The
-// recommended budget, holding nothing, costs an atomic load.
-func (c *call) hold(ctx context.Context) {
-	if a := c.r.adaptive; a != nil && !a.Holding() {
-		return
+// admit asks the budget, if any, whether the call's first attempt may be
+// sent, and returns the *Error that ends the call when it refuses: the
+// budget's client-side throttle. A call carrying on a continuation has
+// made its first attempt already. It is called once the call's unwinding
+// is deferred: a budget that panics here panics as any budget does.
+func (c *call) admit(ctx context.Context) *Error {
+	if c.r.budget == nil || c.prior() > 0 || c.r.budget.Reserve(ctx, 1, 0).OK {
+		return nil
 	}
-	if c.r.holder != nil {
-		c.holdFirst(ctx)
+	if c.metrics {
+		c.r.tel.budgetRefused.Add(ctx, 1, c.attrs.with(attrReason.String(reasonThrottled)))
 	}
+	return c.newError(decision{outcome: OutcomeBudgetExhausted}, 0, errThrottled)
 }
-
-// holdFirst waits as long as a holding budget asks before the call's first
-// attempt, unless that would leave the attempt less time before the
-// caller's deadline than it was held: a hold never spends the time the
-// call needs. The caller's context ending the wait ends the call before
-// its first attempt.
-func (c *call) holdFirst(ctx context.Context) {
-	var held time.Duration
-	for again := true; again; {
-		var d time.Duration
-		d, again = c.r.holder.HoldFirst(ctx, held)
-		if d <= 0 {
-			break
-		}
-		if pastDeadline(ctx, held+2*d) { // after the wait, the attempt keeps as long as the whole hold
-			break
-		}
-		if !c.wait(ctx, d) {
-			break
-		}
-		held += d
-	}
-	c.recordHold(held)
-}
-
-// holdDue holds a retry whose turn the budget set, now due, as a first
-// attempt is held, while the recommended budget holds first attempts: the
-// turn was promised at the pace of its asking, and a provider that has
-// since begun to fail most attempts (an outage after an overload) would
-// take it as one more call it cannot answer, added to those it is
-// working off. Held with the first attempts, it goes at the rate the
-// provider answers.
-func (c *call) holdDue(ctx context.Context) {
-	if a := c.r.adaptive; a != nil && a.Holding() {
-		c.holdFirst(ctx)
-	}
-}
-
-// recordHold marks on the call span a hold of a first attempt or a
-// refused retry that lasted held.
-func (c *call) recordHold(held time.Duration) {
-	if held > 0 && c.recording {
-		c.span.AddEvent(eventHold, trace.WithAttributes(attrBackoff.Float64(held.Seconds())))
-	}
-}
-
-// holdRetry waits for a held retry's turn (see decision.held) as holdFirst
-// does for a first attempt, and reports whether the turn came with time
-// left: false when the caller's deadline comes first, or its context ends.
-// Each wait while the hold asks again is at most half of what the
-// deadline leaves, so that the retry waits for the provider's return for
-// as long as it can and still has at least as long as its last wait for
-// its attempt.
-func (c *call) holdRetry(ctx context.Context) bool {
-	var held time.Duration
-	defer func() { c.recordHold(held) }()
-	dl, _ := ctx.Deadline() // holdsRefused: there is one
-	for {
-		d, again := c.r.holder.HoldFirst(ctx, held)
-		if d <= 0 && !again {
-			return true
-		}
-		left := time.Until(dl)
-		if again {
-			d = min(d, left/2)
-		}
-		if d < minHeldStep || 2*d > left || !c.wait(ctx, d) {
-			return false
-		}
-		held += d
-		if !again {
-			return true
-		}
-	}
-}
-
-// minHeldStep is the shortest wait of a held retry: below it, what the
-// deadline leaves is too short for an attempt.
-const minHeldStep = time.Millisecond
 
 // attempt is one attempt's context, span and timeout.
 type attempt struct {
@@ -487,15 +410,6 @@ func (c *call) retryOrStop(ctx context.Context, a *attempt, err error, in *any) 
 			giveBack(fs[:])
 		}
 	}
-	if d.outcome == "" && !d.held && d.source == BackoffBudget {
-		c.holdDue(ctx)
-	}
-	if d.outcome == "" && d.held && !c.holdRetry(ctx) {
-		d.outcome = OutcomeBudgetExhausted
-		if cerr := ctx.Err(); cerr != nil {
-			d.outcome = ctxOutcome(cerr)
-		}
-	}
 	if d.outcome != "" {
 		return c.newError(d, a.n, err)
 	}
@@ -511,14 +425,12 @@ func (c *call) stopped(ctx context.Context, attempts int, last error) *Error {
 	return nil
 }
 
-// reserveRetry asks the budget, if any, for one retry: the wait a pacing
-// budget asks for, whether it is allowed, and how to give it back. The longest wait it may
-// answer is half of what the caller's deadline leaves (the rule of a held
-// first attempt: a wait never spends the time the call needs), so that a
-// budget decides what to do with a retry it would hold longer, rather than
-// hold it into a certain failure, or into an attempt that starts too late
-// to finish. It counts a refusal.
-func (c *call) reserveRetry(ctx context.Context) core.Reservation {
+// reserveRetry asks the budget, if any, for attempt n, a retry: the wait a
+// pacing budget asks for, whether it is allowed, and how to give it back.
+// The longest wait it may answer is half of what the caller's deadline
+// leaves, so that the retry keeps the other half for its attempt. It
+// counts a refusal.
+func (c *call) reserveRetry(ctx context.Context, n int) core.Reservation {
 	if c.r.budget == nil {
 		return core.Reservation{OK: true}
 	}
@@ -526,9 +438,9 @@ func (c *call) reserveRetry(ctx context.Context) core.Reservation {
 	if dl, ok := ctx.Deadline(); ok {
 		maxWait = max(time.Until(dl)/2, time.Nanosecond)
 	}
-	res := c.r.budget.ReserveRetry(ctx, maxWait)
+	res := c.r.budget.Reserve(ctx, n, maxWait)
 	if !res.OK && c.metrics {
-		c.r.tel.budgetRefused.Add(ctx, 1, c.attrs.attemptOK...)
+		c.r.tel.budgetRefused.Add(ctx, 1, c.attrs.with(attrReason.String(reasonRetryBudget)))
 	}
 	return res
 }
@@ -537,10 +449,10 @@ func (c *call) reserveRetry(ctx context.Context) core.Reservation {
 // call has no deadline: none of its own. The budget's setting bounds it.
 const maxBudgetWait = time.Duration(math.MaxInt64)
 
-// recordAttempt tells the budget, if any, how attempt n ended.
-func (c *call) recordAttempt(ctx context.Context, n int, success bool) {
+// recordAttempt tells the budget, if any, how attempt n was answered.
+func (c *call) recordAttempt(ctx context.Context, n int, accepted bool) {
 	if c.r.budget != nil {
-		c.r.budget.RecordAttempt(ctx, n, success)
+		c.r.budget.RecordAttempt(ctx, n, accepted)
 	}
 }
 

@@ -65,9 +65,11 @@
 // # Budgets
 //
 // RecommendedBudget, shared by the RetryRunnables that call one provider,
-// paces retries by what they achieve and holds first attempts back while
-// the provider fails most of them, so that retries never turn an overload
-// into a storm. NewTokenBudget is gRPC's retry throttling.
+// runs package budget's law: retries at most at a ratio of recent first
+// attempts, paced, and first attempts refused here (client-side adaptive
+// throttling) while the provider refuses most requests, so that retries
+// never turn an overload into a storm and a collapsed provider recovers.
+// NewTokenBudget is gRPC's retry throttling.
 //
 // # Telemetry
 //
@@ -82,10 +84,12 @@
 // retry_after or budget; retry.batch.items for a Batch round,
 // retry.stream.resumed for a Resume, retry.restarted for a restart
 // (RestartStreams), retry.repaired for an attempt made
-// with the input Repair returned); events retry.backoff, retry.budget.hold
-// and retry.repair on the call span. Metrics: retry.attempts and
-// retry.calls (counters), retry.backoff.duration (histogram, seconds) and
-// retry.budget.refused (counter), with the attributes retry.operation,
-// retry.method, retry.outcome and error.type only. Inputs, outputs and
+// with the input Repair returned); events retry.backoff and retry.repair
+// on the call span. Metrics: retry.attempts and retry.calls (counters),
+// retry.backoff.duration (histogram, seconds), retry.budget.refused
+// (counter; reason throttled for a first attempt, retry_budget for a
+// retry) and, for a budget that says it, retry.budget.throttle (gauge),
+// with the attributes retry.operation, retry.method, retry.outcome,
+// error.type and reason only. Inputs, outputs and
 // prompts are never recorded.
 package retry

@@ -186,3 +186,13 @@ type sentinel struct{ msg, etype string }
 
 func (e *sentinel) Error() string     { return e.msg }
 func (e *sentinel) ErrorType() string { return e.etype }
+
+// errThrottled is the error of a call whose first attempt the budget
+// refused here, before sending it: error.type budget_throttled, a refusal
+// on this side of the wire (Local), so that a fallback or a pool moves on
+// at once and a breaker does not count it.
+var errThrottled error = &localSentinel{sentinel{"retry: budget: first attempt throttled", "budget_throttled"}}
+
+type localSentinel struct{ sentinel }
+
+func (e *localSentinel) Local() bool { return true }

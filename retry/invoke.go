@@ -19,7 +19,10 @@ func (r *RetryRunnable) Invoke(ctx context.Context, input any, opts ...core.Opti
 		c.fail(ctx, e)
 		return nil, e
 	}
-	c.hold(ctx)
+	if e := c.admit(ctx); e != nil {
+		c.fail(ctx, e)
+		return nil, e
+	}
 	var last error
 	in := input // the attempt's input: NextInput and Repair may rewrite it
 	for n := c.prior() + 1; ; n++ {

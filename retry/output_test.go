@@ -70,8 +70,9 @@ type typedCheck struct{}
 func (typedCheck) Error() string     { return "empty answer" }
 func (typedCheck) ErrorType() string { return "empty_answer" }
 
-// A rejected output neither asks nor charges the budget: a budget that
-// refuses every retry does not stop a check's retries.
+// A rejected output does not ask the budget for a turn: a budget that
+// refuses every retry does not stop a check's retries. It is an answer
+// the provider gave, counted as accepted, as the success after it is.
 func TestCheckOutputDoesNotTouchTheBudget(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		budget := &countingBudget{allow: false}
@@ -88,8 +89,8 @@ func TestCheckOutputDoesNotTouchTheBudget(t *testing.T) {
 		if err != nil || out != "fine" {
 			t.Fatalf("Invoke() = %v, %v, want fine after two rejected outputs", out, err)
 		}
-		if budget.failures != 0 || budget.asked != 0 || budget.successes != 1 {
-			t.Errorf("budget: %d failures, %d asks, %d successes, want 0, 0, 1", budget.failures, budget.asked, budget.successes)
+		if budget.failures != 0 || budget.asked != 0 || budget.successes != 3 {
+			t.Errorf("budget: %d failures, %d asks, %d accepted, want 0, 0, 3", budget.failures, budget.asked, budget.successes)
 		}
 		wantAttrs(t, "rejected attempt", rec.ended("retry.attempt")[0].Attributes(), map[string]string{"error.type": "empty_answer"})
 	})
@@ -101,7 +102,10 @@ type countingBudget struct {
 	asked, failures, successes int
 }
 
-func (b *countingBudget) ReserveRetry(context.Context, time.Duration) core.Reservation {
+func (b *countingBudget) Reserve(_ context.Context, n int, _ time.Duration) core.Reservation {
+	if n <= 1 {
+		return core.Reservation{OK: true}
+	}
 	b.asked++
 	return core.Reservation{OK: b.allow}
 }

@@ -199,7 +199,10 @@ func TestStreamHookAndBudgetPanicsAreTheLastValue(t *testing.T) {
 // does.
 type panickyBudget struct{}
 
-func (panickyBudget) ReserveRetry(context.Context, time.Duration) core.Reservation {
+func (panickyBudget) Reserve(_ context.Context, n int, _ time.Duration) core.Reservation {
+	if n <= 1 {
+		return core.Reservation{OK: true}
+	}
 	return core.Reservation{OK: true}
 }
 func (panickyBudget) RecordAttempt(_ context.Context, _ int, success bool) {

@@ -5,7 +5,7 @@ import (
 	"time"
 
 	"github.com/steadfast-go/steadfast/core"
-	"github.com/steadfast-go/steadfast/internal/callspan"
+	"github.com/steadfast-go/steadfast/internal/errproto"
 	"github.com/steadfast-go/steadfast/internal/room"
 )
 
@@ -17,11 +17,6 @@ type decision struct {
 	retryable bool    // a failure was classified retryable
 	delay     time.Duration
 	source    BackoffSource
-	// held is set when the budget refused the retry of a call with a
-	// deadline while it holds first attempts back: after the delay, the
-	// retry waits its turn as a held first attempt would, and the call
-	// ends, the budget exhausted, when no turn comes in the time it has.
-	held bool
 }
 
 // failure is one failure of an attempt as the rules read it: an Invoke or
@@ -49,9 +44,9 @@ type failure struct {
 // worked out, for Invoke, Stream and Batch alike. In order:
 //
 //  1. the caller's context is done: everything stops;
-//  2. the rules (decide), for each failure; a retryable failure is
-//     reported to the budget (unless it is a rejected output, or was
-//     reported already), and one that goes again is counted in its
+//  2. the rules (decide), for each failure; a failure the provider
+//     answered is reported to the budget (unless it was reported
+//     already: see answered), and one that goes again is counted in its
 //     tally;
 //  3. the schedule, once (schedule).
 //
@@ -73,8 +68,11 @@ func (c *call) plan(ctx context.Context, n int, fs []failure) decision {
 		v := decide(c.cfg, idempotent, n, c.maxAttempts+f.repaired, f.err, spent, f.discarded)
 		f.end, f.limit = v.outcome, v.limit
 		d.retryable = d.retryable || v.retryable
-		if v.retryable && !rejected(f.err) && n != c.reported {
-			c.recordAttempt(ctx, n, false)
+		if n != c.reported && answered(f.err, v.retryable) {
+			// A retryable failure is a refusal; a rejected output, or a
+			// failure the provider answered that no retry would mend (a
+			// 400), is an answer it accepted.
+			c.recordAttempt(ctx, n, !v.retryable || rejected(f.err))
 		}
 		if v.outcome != "" {
 			continue
@@ -114,11 +112,7 @@ func (c *call) schedule(ctx context.Context, n int, d decision, fs []failure, ag
 		if f.end != "" || rejected(f.err) {
 			continue
 		}
-		f.turn = c.reserveRetry(ctx)
-		if !f.turn.OK && len(fs) == 1 && c.holdsRefused(ctx) {
-			d.held = true
-			continue
-		}
+		f.turn = c.reserveRetry(ctx, n+1)
 		if !f.turn.OK {
 			f.end = OutcomeBudgetExhausted
 			if again--; again == 0 {
@@ -154,19 +148,23 @@ func giveBack(fs []failure) {
 	}
 }
 
-// holdsRefused reports whether a retry the budget refused waits for a turn
-// in its hold instead: an Invoke's or a Stream's, with a deadline, while
-// the recommended budget holds first attempts back (the provider fails
-// most of them). Such a call's first attempt went while the provider was
-// away; refused its retry, it would fail however soon the provider came
-// back within its deadline, where a call that came a moment later, held,
-// meets the return. Waiting in the hold, it goes when the hold lets it,
-// at the rate the hold allows, which bounds the load it adds.
-func (c *call) holdsRefused(ctx context.Context) bool {
-	if c.r.adaptive == nil || c.method == callspan.Batch || !c.r.adaptive.Holding() {
+// answered reports whether a failure, retryable or not by the rules, is an
+// answer of the provider's that the budget counts: a retryable failure
+// that did not happen on this side of the wire (a limiter's refusal, an
+// open circuit: Local), a rejected output, or a failure that no retry
+// would mend and that carries a status the provider answered with (a
+// 400). A failure with neither (a panic, a bad input caught before the
+// request) tells the budget nothing of the provider.
+func answered(err error, retryable bool) bool {
+	switch {
+	case rejected(err):
+		return true
+	case errproto.Local(err):
 		return false
+	case retryable:
+		return true
 	}
-	_, ok := ctx.Deadline()
+	_, ok := errproto.Status(err)
 	return ok
 }
 

@@ -9,7 +9,6 @@ import (
 
 	"go.opentelemetry.io/otel/attribute"
 
-	"github.com/steadfast-go/steadfast/budget"
 	"github.com/steadfast-go/steadfast/core"
 	"github.com/steadfast-go/steadfast/internal/callspan"
 )
@@ -54,14 +53,12 @@ type RetryRunnable struct {
 	// that breaks asks it again for that call before it backs off, so a
 	// Resume that cannot happen never costs a backoff, a budget's token or
 	// an attempt.
-	resumer  core.Resumer
-	budget   Budget
-	holder   budget.Holder    // budget, when it may hold first attempts
-	adaptive *budget.Adaptive // budget, when it is one: its holding is read inline
-	onRetry  []func(ctx context.Context, ev RetryEvent)
-	logger   *slog.Logger
-	random   func() float64
-	tel      *telemetry
+	resumer core.Resumer
+	budget  Budget
+	onRetry []func(ctx context.Context, ev RetryEvent)
+	logger  *slog.Logger
+	random  func() float64
+	tel     *telemetry
 	// callAttrs are the inner Runnable's CallAttributes.
 	callAttrs []attribute.KeyValue
 }
@@ -130,8 +127,6 @@ func configure(cfg RetryConfig, opts []Option) (*RetryRunnable, error) {
 	if r.random == nil {
 		r.random = rand.Float64
 	}
-	r.holder, _ = o.budget.(budget.Holder)
-	r.adaptive, _ = o.budget.(*budget.Adaptive)
 	if len(o.policies) > 0 {
 		r.policies = make(map[string]*RetryConfig, len(o.policies))
 		for op, p := range o.policies {

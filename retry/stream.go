@@ -135,7 +135,10 @@ func (s *streamCall) start(ctx context.Context) *Error {
 		return e
 	}
 	if !s.resume {
-		s.c.hold(ctx)
+		if e := s.c.admit(ctx); e != nil {
+			s.c.fail(ctx, e)
+			return e
+		}
 	}
 	if e := s.create(ctx); e != nil {
 		s.c.fail(ctx, e)

@@ -1,6 +1,7 @@
 package retry
 
 import (
+	"context"
 	"fmt"
 	"sync"
 	"sync/atomic"
@@ -28,8 +29,11 @@ const (
 	attrMaxRetries = attribute.Key("retry.max_retries")
 	attrAttempts   = attribute.Key("retry.attempts")
 	attrOutcome    = attribute.Key("retry.outcome")
-	attrAttempt    = attribute.Key("retry.attempt")
-	attrRetryable  = attribute.Key("retry.retryable")
+	// attrReason says which rule of the budget refused: the throttle of
+	// first attempts, or the retries' budget.
+	attrReason    = attribute.Key("reason")
+	attrAttempt   = attribute.Key("retry.attempt")
+	attrRetryable = attribute.Key("retry.retryable")
 	// attrClass is a failed attempt's class of failure (ClassOf).
 	attrClass         = attribute.Key("retry.class")
 	attrBackoff       = attribute.Key("retry.backoff")
@@ -58,11 +62,16 @@ const attrErrorType = semconv.ErrorTypeKey
 const (
 	spanAttempt  = "retry.attempt"
 	eventBackoff = "retry.backoff"
-	eventHold    = "retry.budget.hold"
 	eventRepair  = "retry.repair"
 	// eventOutputRepair: an answer CheckOutput rejected was fixed in place
 	// (RepairOutput) or asked again (NextInput).
 	eventOutputRepair = "retry.output_repair"
+)
+
+// The values of attrReason.
+const (
+	reasonThrottled   = "throttled"
+	reasonRetryBudget = "retry_budget"
 )
 
 // telemetry holds the tracer and instruments of one RetryRunnable. A nil
@@ -119,9 +128,20 @@ func newTelemetry(o *options) (*telemetry, error) {
 		return nil, fmt.Errorf("retry: metric retry.backoff.duration: %w", err)
 	}
 	if t.budgetRefused, err = m.Int64Counter("retry.budget.refused",
-		metric.WithDescription("Retries refused by the retry budget."),
-		metric.WithUnit("{retry}")); err != nil {
+		metric.WithDescription("Attempts the budget refused before they were sent, by reason: first attempts throttled, retries over the retry budget."),
+		metric.WithUnit("{attempt}")); err != nil {
 		return nil, fmt.Errorf("retry: metric retry.budget.refused: %w", err)
+	}
+	if th, ok := o.budget.(throttler); ok {
+		if _, err = m.Float64ObservableGauge("retry.budget.throttle",
+			metric.WithDescription("The probability with which the budget refuses a call's first attempt now."),
+			metric.WithUnit("1"),
+			metric.WithFloat64Callback(func(_ context.Context, obs metric.Float64Observer) error {
+				obs.Observe(th.Throttle())
+				return nil
+			})); err != nil {
+			return nil, fmt.Errorf("retry: metric retry.budget.throttle: %w", err)
+		}
 	}
 	if t.tokens, err = m.Int64Counter("retry.tokens",
 		metric.WithDescription("Tokens the calls' attempts were billed, by whether their output reached the caller."),
@@ -130,6 +150,10 @@ func newTelemetry(o *options) (*telemetry, error) {
 	}
 	return t, nil
 }
+
+// throttler is a budget that says with what probability it refuses first
+// attempts now (RecommendedBudget's does), reported as a gauge.
+type throttler interface{ Throttle() float64 }
 
 // maxCachedOps bounds the prebuilt attributes kept per RetryRunnable (and
 // per Middleware): one entry, about 3 KB, for each distinct operation,

@@ -43,10 +43,15 @@ var ClosedScenarios = []Scenario{
 	// (b) A total outage of 1s.
 	{Name: "closed-outage", Duration: 4 * time.Second, Capacity: ClosedCapacity, Closed: closedShape,
 		OutageStart: time.Second, OutageEnd: 2 * time.Second},
-	// (c) A metastable provider: a 300ms outage triggers a collapse to 30%
-	// of its slots, until it has worked off its backlog (see collapse).
-	{Name: "closed-collapse", Duration: 4 * time.Second, Capacity: ClosedCapacity, Closed: closedShape,
-		OutageStart: time.Second, OutageEnd: 1300 * time.Millisecond, Metastable: true, CollapsedShare: 0.3},
+	// (c) A metastable provider: a second of think times halved (a surge)
+	// triggers a collapse, ten times slower, until its load has stayed at
+	// most its capacity for a second (see collapse); (d) the same
+	// collapse, deeper: it recovers only under 40 % of its capacity, which
+	// the clients' load is above.
+	{Name: "closed-collapse", Duration: 5 * time.Second, Capacity: ClosedCapacity, Closed: closedShape,
+		SpikeStart: time.Second, SpikeEnd: 2 * time.Second, SpikeFactor: 2, Metastable: true, CollapsedShare: 0.1},
+	{Name: "closed-deep-collapse", Duration: 5 * time.Second, Capacity: ClosedCapacity, Closed: closedShape,
+		SpikeStart: time.Second, SpikeEnd: 2 * time.Second, SpikeFactor: 2, Metastable: true, CollapsedShare: 0.1, RecoverShare: 0.4},
 }
 
 // ClosedPolicy is every library's under closed-loop load: 5 attempts, 10ms
@@ -54,9 +59,8 @@ var ClosedScenarios = []Scenario{
 var ClosedPolicy = bench.Policy{Attempts: 5, Initial: 10 * time.Millisecond, Factor: 2, Max: time.Second, Jitter: 0.5}
 
 // slotProvider is the closed-loop provider: Slots requests at a time,
-// each taking Service; during the outage every request fails; when
-// metastable it stays collapsed to CollapsedShare of its slots after the
-// outage, until the offered load falls below its capacity.
+// each taking Service; during the outage every request fails; collapsed
+// (see collapse), each request takes Service / CollapsedShare.
 type slotProvider struct {
 	*provider // the clock, the counts and the collapse state
 	inUse     atomic.Int32
@@ -69,18 +73,18 @@ func (p *slotProvider) request(ctx context.Context) error {
 	sc := p.sc
 	now := time.Now()
 	outage, down := p.arrive(now, now.Sub(p.start))
-	slots := int32(sc.Closed.Slots)
-	if down {
-		slots = int32(float64(slots) * sc.CollapsedShare)
-	}
-	if outage || p.inUse.Add(1) > slots {
+	if outage || p.inUse.Add(1) > int32(sc.Closed.Slots) {
 		if !outage {
 			p.inUse.Add(-1)
 		}
 		return ErrOverloaded
 	}
 	defer p.inUse.Add(-1)
-	return bench.Sleep(ctx, sc.Closed.Service)
+	service := sc.Closed.Service
+	if down {
+		service = time.Duration(float64(service) / sc.CollapsedShare)
+	}
+	return bench.Sleep(ctx, service)
 }
 
 // runClosed plays a closed-loop scenario: each client calls until the
@@ -101,7 +105,7 @@ func runClosed(ctx context.Context, sc Scenario, r bench.Retrier, seed uint64) R
 		wg.Go(func() {
 			var mine, mineOK []time.Duration
 			for first := true; ctx.Err() == nil; first = false {
-				think := time.Duration(rng.ExpFloat64() * float64(sc.Closed.Think))
+				think := time.Duration(rng.ExpFloat64() * float64(sc.Closed.Think) / sc.spikeAt(time.Since(start)))
 				if first && sc.Closed.Synchronized {
 					think = 0
 				}

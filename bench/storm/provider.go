@@ -18,9 +18,9 @@ func (e *statusError) Error() string   { return "provider: overloaded (503)" }
 func (e *statusError) StatusCode() int { return e.code }
 
 // provider serves up to capacity requests a second (a token bucket) and
-// fails everything during its outage window. When metastable, the outage
-// is a trigger: the provider collapses (see collapse) and serves only
-// CollapsedShare of its capacity until it has worked off its backlog.
+// fails everything during its outage window. When metastable, it
+// collapses (see collapse) and serves CollapsedShare of its capacity until
+// its load has stayed low for a while.
 type provider struct {
 	start     time.Time
 	sc        Scenario
@@ -31,20 +31,23 @@ type provider struct {
 	attempts  []int // attempts per Interval since start, for the plots
 }
 
-// collapse is a metastable provider's state, after the queueing failure of
-// the metastable-failure literature: while it is down, every request that
-// reaches it joins a backlog of work whose callers have mostly given up,
-// and it works the backlog off at its capacity. During the trigger it works
-// nothing off. It recovers once the backlog is empty, so it recovers in
-// backlog ÷ (capacity − offered load): slowly under the load of no
-// retrying, never while retries keep the load above its capacity, and soon
-// when its clients hold their calls back.
+// collapse is a metastable provider's state, after the metastable-failure
+// literature's model with hysteresis: the provider collapses as soon as
+// one window (Interval) holds more attempts than it can serve, or during
+// its outage window (the trigger); collapsed, it serves CollapsedShare of
+// its capacity (ten times slower); it is healthy again once, after the
+// trigger, every window for Hysteresis has held at most RecoverShare of
+// its capacity. A load at its capacity keeps it down; only a load below
+// RecoverShare of it brings it back.
 type collapse struct {
 	down        bool
-	backlog     float64       // requests' worth of work
-	drainedAt   time.Duration // when backlog was last worked off
-	recoveredAt time.Duration // -1 until it recovers
+	quietFrom   int           // the first window of the current run of quiet ones
+	recoveredAt time.Duration // -1 until it recovers (the last time it did)
 }
+
+// Hysteresis is how long a collapsed provider's load must stay low before
+// it is healthy again.
+const Hysteresis = time.Second
 
 func newProvider(sc Scenario, start time.Time) *provider {
 	burst := max(int(sc.Capacity/100), 1) // 10ms worth
@@ -57,6 +60,19 @@ func newProvider(sc Scenario, start time.Time) *provider {
 	}
 }
 
+// perWindow is how many attempts a window holds at the provider's
+// capacity.
+func (sc Scenario) perWindow() float64 { return sc.Capacity * Interval.Seconds() }
+
+// recoverShare is the share of its capacity under which a collapsed
+// provider's load must stay.
+func (sc Scenario) recoverShare() float64 {
+	if sc.RecoverShare > 0 {
+		return sc.RecoverShare
+	}
+	return 1
+}
+
 // arrive counts a request arriving at now (at since the start) and tells
 // whether the provider is in its outage window, and whether it is
 // collapsed.
@@ -64,37 +80,37 @@ func (p *provider) arrive(now time.Time, at time.Duration) (outage, down bool) {
 	sc := p.sc
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	p.count(at)
+	w := p.count(at)
 	outage = at >= sc.OutageStart && at < sc.OutageEnd
 	if !sc.Metastable {
 		return outage, false
 	}
-	p.drain(at, outage)
+	p.settle(w)
 	c := &p.collapse
-	if outage {
-		c.down = true
-	}
-	if c.down {
-		c.backlog++
+	if outage || float64(p.attempts[w]) > sc.perWindow() {
+		c.down, c.quietFrom = true, w+1
 	}
 	return outage, c.down
 }
 
-// drain works off the backlog of a collapsed provider up to at, outside the
-// trigger, under p.mu.
-func (p *provider) drain(at time.Duration, outage bool) {
+// settle ends a collapse whose windows before w, since the trigger, have
+// held little enough for Hysteresis, under p.mu.
+func (p *provider) settle(w int) {
 	c, sc := &p.collapse, p.sc
-	if !c.down || outage {
+	if !c.down {
 		return
 	}
-	from := max(c.drainedAt, sc.OutageEnd)
-	if worked := sc.Capacity * (at - from).Seconds(); worked >= c.backlog {
-		c.down, c.recoveredAt = false, from+time.Duration(c.backlog/sc.Capacity*float64(time.Second))
-		c.backlog = 0
-	} else if worked > 0 {
-		c.backlog -= worked
+	limit := sc.recoverShare() * sc.perWindow()
+	c.quietFrom = max(c.quietFrom, int((sc.OutageEnd+Interval-1)/Interval))
+	for i := c.quietFrom; i < w && i < len(p.attempts); i++ {
+		if float64(p.attempts[i]) > limit {
+			c.quietFrom = i + 1
+		}
 	}
-	c.drainedAt = max(at, from)
+	if hold := int(Hysteresis / Interval); w-c.quietFrom >= hold {
+		c.down = false
+		c.recoveredAt = time.Duration(c.quietFrom+hold) * Interval
+	}
 }
 
 // request is one attempt reaching the provider, answered after the
@@ -133,13 +149,15 @@ func (p *provider) answer(now time.Time) error {
 	return ErrOverloaded
 }
 
-// count records an attempt at time at (since the start), under p.mu.
-func (p *provider) count(at time.Duration) {
+// count records an attempt at time at (since the start) and returns its
+// window, under p.mu.
+func (p *provider) count(at time.Duration) int {
 	i := int(at / Interval)
 	for len(p.attempts) <= i {
 		p.attempts = append(p.attempts, 0)
 	}
 	p.attempts[i]++
+	return i
 }
 
 func (p *provider) down() bool {

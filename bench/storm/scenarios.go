@@ -11,7 +11,7 @@ import (
 // Capacity is the simulated provider's: requests a second.
 const Capacity = 2000
 
-// Scenarios are the three storms of the performance targets (bench/README.md).
+// Scenarios are the four storms of the performance targets (bench/README.md).
 var Scenarios = []Scenario{
 	{
 		// (a) Overload without outage: bursts of 160% of capacity for 100ms,
@@ -26,13 +26,22 @@ var Scenarios = []Scenario{
 		OutageStart: time.Second, OutageEnd: 2 * time.Second,
 	},
 	{
-		// (c) A metastable provider: an outage of 300ms triggers a
-		// collapse to 30% of its capacity, which lasts until it has worked
-		// off the backlog of requests it received while down (see
-		// collapse): about 1.2s under the load of no retrying.
-		Name: "collapse", Duration: 3 * time.Second, Rate: 0.8 * Capacity, Capacity: Capacity,
-		OutageStart: 700 * time.Millisecond, OutageEnd: time.Second,
-		Metastable: true, CollapsedShare: 0.3,
+		// (c) A metastable provider: a surge of the load to twice its
+		// rate (160 % of the capacity) for a second triggers a collapse to
+		// a tenth of its capacity, which lasts until its load has stayed
+		// at most its capacity for a second (see collapse): a second
+		// after the surge under the load of no retrying.
+		Name: "collapse", Duration: 5 * time.Second, Rate: 0.8 * Capacity, Capacity: Capacity,
+		SpikeStart: 700 * time.Millisecond, SpikeEnd: 1700 * time.Millisecond, SpikeFactor: 2,
+		Metastable: true, CollapsedShare: 0.1,
+	},
+	{
+		// (d) The same collapse, deeper: the provider recovers only once
+		// its load has stayed under 40 % of its capacity for a second,
+		// which no retrying's load (80 %) never is.
+		Name: "deep-collapse", Duration: 5 * time.Second, Rate: 0.8 * Capacity, Capacity: Capacity,
+		SpikeStart: 700 * time.Millisecond, SpikeEnd: 1700 * time.Millisecond, SpikeFactor: 2,
+		Metastable: true, CollapsedShare: 0.1, RecoverShare: 0.4,
 	},
 }
 
@@ -79,15 +88,14 @@ func Contenders(p bench.Policy) []bench.Retrier {
 // hold steadfast against.
 var Peers = []string{"cenkalti/backoff", "avast/retry-go", "sethvargo/go-retry", "failsafe-go"}
 
-// AdaptiveSetting is steadfast+adaptive's budget.NewAdaptive arguments.
-var AdaptiveSetting = struct {
-	Ratio, MinPerSecond float64
-	MaxWait             time.Duration
-}{0.5, 1, time.Second} // retry.RecommendedBudget's
+// AdaptiveSetting is steadfast+adaptive's budget setting:
+// retry.RecommendedBudget's unless a flag changes it.
+var AdaptiveSetting = budget.DefaultSetting()
 
-// Adaptive returns a new recommended-algorithm budget of AdaptiveSetting.
+// Adaptive returns a new budget of the law of package budget, of
+// AdaptiveSetting.
 func Adaptive() sfretry.Budget {
-	b, err := budget.NewAdaptive(AdaptiveSetting.Ratio, AdaptiveSetting.MinPerSecond, AdaptiveSetting.MaxWait)
+	b, err := budget.NewAdaptive(AdaptiveSetting)
 	if err != nil {
 		panic(err) // a bad flag
 	}

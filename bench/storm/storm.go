@@ -32,11 +32,20 @@ type Scenario struct {
 	// OutageStart and OutageEnd bound a window in which every request
 	// fails. Equal means none.
 	OutageStart, OutageEnd time.Duration
-	// Metastable makes the outage a trigger: afterwards the provider stays
-	// collapsed, serving CollapsedShare of its capacity, until the offered
-	// load falls below its capacity.
+	// SpikeStart and SpikeEnd bound a surge of the load, SpikeFactor times
+	// the arrival rate (open loop) or as many times shorter think times
+	// (closed loop): a metastable provider's trigger.
+	SpikeStart, SpikeEnd time.Duration
+	SpikeFactor          float64
+	// Metastable makes the provider collapse (see collapse): during the
+	// outage, the trigger, and whenever a window holds more attempts than
+	// it can serve. Collapsed, it serves CollapsedShare of its capacity
+	// (its requests take 1/CollapsedShare as long under closed-loop load)
+	// until its load has stayed at most RecoverShare of its capacity (1
+	// when 0) for Hysteresis.
 	Metastable     bool
 	CollapsedShare float64
+	RecoverShare   float64
 	// Herd, in an open-loop scenario, is a number of calls that all start
 	// at the start (over HerdSpread), before the arrivals: a batch
 	// pipeline starting its workers, a deploy, a cron.
@@ -57,10 +66,28 @@ type Scenario struct {
 
 // rateAt is the arrival rate at t.
 func (sc Scenario) rateAt(t time.Duration) float64 {
+	r := sc.Rate
 	if sc.BurstRate > 0 && t%sc.BurstPeriod < sc.BurstPeriod/2 {
-		return sc.BurstRate
+		r = sc.BurstRate
 	}
-	return sc.Rate
+	return r * sc.spikeAt(t)
+}
+
+// spikeAt is the load's factor at t: SpikeFactor during the spike, else 1.
+func (sc Scenario) spikeAt(t time.Duration) float64 {
+	if sc.SpikeFactor > 0 && t >= sc.SpikeStart && t < sc.SpikeEnd {
+		return sc.SpikeFactor
+	}
+	return 1
+}
+
+// TriggerEnd is when a metastable provider's trigger ends: its spike's end,
+// else its outage's.
+func (sc Scenario) TriggerEnd() time.Duration {
+	if sc.SpikeFactor > 0 {
+		return sc.SpikeEnd
+	}
+	return sc.OutageEnd
 }
 
 // MeanRate is the mean arrival rate.
@@ -75,6 +102,7 @@ func (sc Scenario) MeanRate() float64 {
 func (sc Scenario) Scaled(f float64) Scenario {
 	scale := func(d time.Duration) time.Duration { return time.Duration(float64(d) * f) }
 	sc.Duration, sc.OutageStart, sc.OutageEnd = scale(sc.Duration), scale(sc.OutageStart), scale(sc.OutageEnd)
+	sc.SpikeStart, sc.SpikeEnd = scale(sc.SpikeStart), scale(sc.SpikeEnd)
 	return sc
 }
 
@@ -155,15 +183,21 @@ type Result struct {
 	// outage window.
 	OutageAttempts int
 	// Recovered reports whether a metastable provider was healthy again at
-	// the end, and RecoveredAfter how long after the trigger ended.
+	// the end, and RecoveredAfter how long after the trigger ended it last
+	// became so.
 	Recovered      bool
 	RecoveredAfter time.Duration
+	// Duration is the scenario's, over which Goodput counts.
+	Duration time.Duration
 	// Series are the attempts per Interval.
 	Series []int
 }
 
 // AttemptsPerCall is the attempts made per call.
 func (r Result) AttemptsPerCall() float64 { return float64(r.Attempts) / float64(max(r.Calls, 1)) }
+
+// Goodput is the successful calls a second, over the scenario's duration.
+func (r Result) Goodput() float64 { return float64(r.Success) / max(r.Duration.Seconds(), 1e-9) }
 
 // SuccessShare is the share of calls that succeeded.
 func (r Result) SuccessShare() float64 { return float64(r.Success) / float64(max(r.Calls, 1)) }
@@ -255,7 +289,8 @@ func (p *provider) summarise(res *Result) {
 	sc := p.sc
 	p.mu.Lock()
 	res.Series = slices.Clone(p.attempts)
-	p.drain(min(time.Since(p.start), sc.Duration), false)
+	res.Duration = sc.Duration
+	p.settle(int(min(time.Since(p.start), sc.Duration) / Interval))
 	recoveredAt := p.collapse.recoveredAt
 	down := p.collapse.down
 	p.mu.Unlock()
@@ -269,7 +304,7 @@ func (p *provider) summarise(res *Result) {
 	if sc.Metastable {
 		res.Recovered = !down
 		if res.Recovered && recoveredAt >= 0 {
-			res.RecoveredAfter = recoveredAt - sc.OutageEnd
+			res.RecoveredAfter = recoveredAt - sc.TriggerEnd()
 		}
 	}
 }

@@ -38,57 +38,72 @@ func TestProviderCapacityAndOutage(t *testing.T) {
 	})
 }
 
-// A collapsed provider works its backlog off at its capacity less the
-// load offered to it: never while that load is above its capacity, soon
-// once the load falls.
-func TestMetastableProviderWorksOffItsBacklog(t *testing.T) {
+// A metastable provider collapses as soon as a window holds more than it
+// can serve, serves a tenth of its capacity while collapsed, and recovers
+// only once every window for a second has held at most RecoverShare of
+// its capacity: a load at 90 % keeps a deep collapse (40 %) down.
+func TestMetastableProviderRecoversWithHysteresis(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		sc := Scenario{Duration: 2 * time.Second, Capacity: 1000, OutageStart: 0, OutageEnd: 100 * time.Millisecond,
-			Metastable: true, CollapsedShare: 0.3}
-		p := newProvider(sc, time.Now())
-		offer := func(perTick int, d time.Duration) {
-			for range d / (10 * time.Millisecond) {
-				for range perTick {
-					_ = p.request(t.Context())
+		for _, tc := range []struct {
+			share     float64
+			low       int // requests every 10ms after the trigger
+			recovered bool
+		}{{1, 9, true}, {0.4, 9, false}, {0.4, 3, true}} {
+			sc := Scenario{Duration: 3 * time.Second, Capacity: 1000, SpikeStart: 0, SpikeEnd: 100 * time.Millisecond, SpikeFactor: 2,
+				Metastable: true, CollapsedShare: 0.1, RecoverShare: tc.share}
+			p := newProvider(sc, time.Now())
+			offer := func(perTick int, d time.Duration) (served int) {
+				for range d / (10 * time.Millisecond) {
+					for range perTick {
+						if p.request(t.Context()) == nil {
+							served++
+						}
+					}
+					time.Sleep(10 * time.Millisecond)
 				}
-				time.Sleep(10 * time.Millisecond)
+				return served
 			}
-		}
-		offer(10, 100*time.Millisecond) // the trigger: a backlog of 100
-		offer(15, 300*time.Millisecond) // 1500/s, above capacity: it grows to 250
-		if !p.down() {
-			t.Fatal("recovered while the offered load was above the capacity")
-		}
-		offer(5, 300*time.Millisecond) // 500/s: worked off at 500/s, 150 in 300ms
-		if !p.down() {
-			t.Fatal("recovered with 100 requests of backlog left")
-		}
-		offer(5, 300*time.Millisecond)
-		if p.down() {
-			t.Fatal("still collapsed once the backlog was worked off")
-		}
-		var res Result
-		p.summarise(&res)
-		if !res.Recovered || res.RecoveredAfter < 750*time.Millisecond || res.RecoveredAfter > 850*time.Millisecond {
-			t.Errorf("recovered %v, %v after the trigger, want about 800ms: 250 requests at 500/s from 300ms after it", res.Recovered, res.RecoveredAfter)
+			offer(15, 100*time.Millisecond) // 150 in a window of 100: collapsed
+			if !p.down() {
+				t.Fatal("not collapsed by a window over capacity")
+			}
+			if served := offer(tc.low, time.Second); served > 110 || !p.down() {
+				t.Fatalf("share %v: served %d in the second after the trigger, down %v; want about a tenth of the capacity (100), down", tc.share, served, p.down())
+			}
+			offer(tc.low, 1500*time.Millisecond)
+			var res Result
+			p.summarise(&res)
+			if res.Recovered != tc.recovered {
+				t.Errorf("share %v, %d a window: recovered %v, want %v", tc.share, 10*tc.low, res.Recovered, tc.recovered)
+			}
+			if tc.recovered && (res.RecoveredAfter < time.Second || res.RecoveredAfter > 1100*time.Millisecond) {
+				t.Errorf("share %v: recovered %v after the trigger, want a second: the windows after it were all low", tc.share, res.RecoveredAfter)
+			}
 		}
 	})
 }
 
-// Without load after the trigger the backlog goes at the full capacity.
-func TestCollapseEndsWithoutLoad(t *testing.T) {
+// A window over capacity collapses the provider again after it recovered.
+func TestMetastableProviderCollapsesAgain(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		sc := Scenario{Duration: time.Second, Capacity: 1000, OutageStart: 0, OutageEnd: 100 * time.Millisecond,
-			Metastable: true, CollapsedShare: 0.3}
+		sc := Scenario{Duration: 5 * time.Second, Capacity: 1000, Metastable: true, CollapsedShare: 0.1}
 		p := newProvider(sc, time.Now())
-		for range 200 {
+		for range 101 {
 			_ = p.request(t.Context())
 		}
-		time.Sleep(time.Second)
-		var res Result
-		p.summarise(&res)
-		if !res.Recovered || res.RecoveredAfter != 200*time.Millisecond {
-			t.Errorf("recovered %v, %v after the trigger, want 200ms: 200 requests at 1000/s", res.Recovered, res.RecoveredAfter)
+		if !p.down() {
+			t.Fatal("not collapsed by 101 requests in a window of 100")
+		}
+		time.Sleep(1200 * time.Millisecond)
+		_ = p.request(t.Context())
+		if p.down() {
+			t.Fatal("still collapsed after a quiet second")
+		}
+		for range 101 {
+			_ = p.request(t.Context())
+		}
+		if !p.down() {
+			t.Error("not collapsed again by a window over capacity")
 		}
 	})
 }

@@ -42,9 +42,11 @@ var (
 func main() {
 	flag.Float64Var(&storm.Budget.Tokens, "budget-tokens", storm.BudgetTokens, "steadfast+budget's maxTokens")
 	flag.Float64Var(&storm.Budget.Ratio, "budget-ratio", storm.BudgetRatio, "steadfast+budget's tokenRatio")
-	flag.Float64Var(&storm.AdaptiveSetting.Ratio, "adaptive-ratio", storm.AdaptiveSetting.Ratio, "steadfast+adaptive's ratio")
-	flag.Float64Var(&storm.AdaptiveSetting.MinPerSecond, "adaptive-min", storm.AdaptiveSetting.MinPerSecond, "steadfast+adaptive's minPerSecond")
-	flag.DurationVar(&storm.AdaptiveSetting.MaxWait, "adaptive-wait", storm.AdaptiveSetting.MaxWait, "steadfast+adaptive's maxWait")
+	flag.Float64Var(&storm.AdaptiveSetting.K, "adaptive-k", storm.AdaptiveSetting.K, "steadfast+adaptive's K")
+	flag.Float64Var(&storm.AdaptiveSetting.Ratio, "adaptive-ratio", storm.AdaptiveSetting.Ratio, "steadfast+adaptive's Ratio")
+	flag.Float64Var(&storm.AdaptiveSetting.Floor, "adaptive-floor", storm.AdaptiveSetting.Floor, "steadfast+adaptive's Floor")
+	flag.DurationVar(&storm.AdaptiveSetting.Window, "adaptive-window", storm.AdaptiveSetting.Window, "steadfast+adaptive's Window")
+	flag.DurationVar(&storm.AdaptiveSetting.MaxWait, "adaptive-wait", storm.AdaptiveSetting.MaxWait, "steadfast+adaptive's MaxWait")
 	cli.Main("storm", "scale every scenario down to a quarter, judge no target, and write nothing", runSizes)
 }
 
@@ -73,7 +75,7 @@ func runSizes(ctx context.Context, w io.Writer, quick bool, out string) error {
 }
 
 // storms are the scenarios of one provider size with their policies, in
-// families of three: overload, outage, collapse.
+// families of four: overload, outage, collapse, deep collapse.
 func storms(size float64) [][]storm.Storm {
 	var open, closed []storm.Storm
 	for _, sc := range storm.Scenarios {
@@ -106,8 +108,8 @@ func run(ctx context.Context, w io.Writer, seed uint64, quick bool, size float64
 	mw := io.MultiWriter(w, &report)
 	fmt.Fprintf(mw, "# provider size %v\n\nseed %d; open-loop policy: %d attempts, %v doubling to %v, jitter %.0f%%; open-loop provider capacity %.0f/s\n",
 		size, seed, storm.Policy.Attempts, storm.Policy.Initial, storm.Policy.Max, storm.Policy.Jitter*100, storm.Capacity*size)
-	fmt.Fprintf(mw, "steadfast+adaptive: budget.NewAdaptive(%v, %v, %v); steadfast+budget: NewTokenBudget(%v, %v); failsafe-go+budget: WithMaxRate(%v)\n",
-		storm.AdaptiveSetting.Ratio, storm.AdaptiveSetting.MinPerSecond, storm.AdaptiveSetting.MaxWait,
+	fmt.Fprintf(mw, "steadfast+adaptive: budget.NewAdaptive(%+v); steadfast+budget: NewTokenBudget(%v, %v); failsafe-go+budget: WithMaxRate(%v)\n",
+		storm.AdaptiveSetting,
 		storm.Budget.Tokens, storm.Budget.Ratio, storm.FailsafeBudgetRate)
 	for _, family := range storms(size) {
 		var results [][]storm.Result
@@ -180,6 +182,16 @@ func runScenario(ctx context.Context, w io.Writer, sc storm.Scenario, policy ben
 	if sc.OutageEnd > sc.OutageStart {
 		fmt.Fprintf(w, ", outage %v-%v", sc.OutageStart, sc.OutageEnd)
 	}
+	if sc.SpikeFactor > 0 {
+		fmt.Fprintf(w, ", load ×%v %v-%v", sc.SpikeFactor, sc.SpikeStart, sc.SpikeEnd)
+	}
+	if sc.Metastable {
+		share := sc.RecoverShare
+		if share == 0 {
+			share = 1
+		}
+		fmt.Fprintf(w, ", collapsed to %v of its capacity until a second at most %v of it", sc.CollapsedShare, share)
+	}
 	fmt.Fprintf(w, "; ran in %.1fs)\n\n", time.Since(began).Seconds())
 	table(w, sc, results)
 	return results, nil
@@ -187,7 +199,7 @@ func runScenario(ctx context.Context, w io.Writer, sc storm.Scenario, policy ben
 
 func table(w io.Writer, sc storm.Scenario, results []storm.Result) {
 	tw := tabwriter.NewWriter(w, 0, 0, 1, ' ', tabwriter.Debug)
-	header := "library\tcalls\tattempts/call\tsuccess\tserved\tp50\tp99\tp99 of successes"
+	header := "library\tcalls\tattempts/call\tsuccess\tgoodput/s\tp50\tp99\tp99 of successes"
 	if sc.OutageEnd > sc.OutageStart {
 		header += "\tattempts in outage\tvs no-retry"
 	}
@@ -197,8 +209,8 @@ func table(w io.Writer, sc storm.Scenario, results []storm.Result) {
 	fmt.Fprintln(tw, header+"\t")
 	base := results[0].OutageAttempts
 	for _, r := range results {
-		fmt.Fprintf(tw, "%s\t%d\t%.2f\t%.1f%%\t%d\t%v\t%v\t%v", r.Library, r.Calls, r.AttemptsPerCall(),
-			100*r.SuccessShare(), r.Success, r.P50.Round(100*time.Microsecond), r.P99.Round(100*time.Microsecond), r.P99OK.Round(100*time.Microsecond))
+		fmt.Fprintf(tw, "%s\t%d\t%.2f\t%.1f%%\t%.0f\t%v\t%v\t%v", r.Library, r.Calls, r.AttemptsPerCall(),
+			100*r.SuccessShare(), r.Goodput(), r.P50.Round(100*time.Microsecond), r.P99.Round(100*time.Microsecond), r.P99OK.Round(100*time.Microsecond))
 		if sc.OutageEnd > sc.OutageStart {
 			fmt.Fprintf(tw, "\t%d\t%.2fx", r.OutageAttempts, float64(r.OutageAttempts)/float64(max(base, 1)))
 		}

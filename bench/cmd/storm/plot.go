@@ -26,7 +26,7 @@ var palette = []color.Color{
 }
 
 // plotSeries draws the attempts per Interval of every library over time, with
-// the outage window, if any, shaded.
+// the trigger (the outage window or the surge), if any, shaded.
 func plotSeries(path string, sc storm.Scenario, results []storm.Result) error {
 	p := plot.New()
 	p.Title.Text = fmt.Sprintf("%s: attempts per %v (provider capacity %d per %v)",
@@ -42,10 +42,14 @@ func plotSeries(path string, sc storm.Scenario, results []storm.Result) error {
 			peak = max(peak, float64(v))
 		}
 	}
-	if sc.OutageEnd > sc.OutageStart {
+	from, to := sc.OutageStart, sc.OutageEnd
+	if sc.SpikeFactor > 0 {
+		from, to = sc.SpikeStart, sc.SpikeEnd
+	}
+	if to > from {
 		shade, err := plotter.NewPolygon(plotter.XYs{
-			{X: sc.OutageStart.Seconds(), Y: 0}, {X: sc.OutageEnd.Seconds(), Y: 0},
-			{X: sc.OutageEnd.Seconds(), Y: peak * 1.05}, {X: sc.OutageStart.Seconds(), Y: peak * 1.05},
+			{X: from.Seconds(), Y: 0}, {X: to.Seconds(), Y: 0},
+			{X: to.Seconds(), Y: peak * 1.05}, {X: from.Seconds(), Y: peak * 1.05},
 		})
 		if err != nil {
 			return err

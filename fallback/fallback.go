@@ -32,11 +32,7 @@ type Runnable struct {
 	// process).
 	owner    *core.StateKey[int]
 	switchIf func(error) bool
-	// silentMoves: the rule moves on from a silent candidate, so a retry
-	// layer in a candidate with one after it stops at its first silent
-	// attempt.
-	silentMoves bool
-	input       func(candidate int, input any) any
+	input    func(candidate int, input any) any
 	// maxRestarts bounds, per call, the restarts of a committed stream on
 	// the next candidate, for a caller that accepts core.Reset.
 	maxRestarts int
@@ -68,7 +64,6 @@ func New(candidates []core.Runnable, opts ...Option) (*Runnable, error) {
 		types := slices.Clone(c.switchOn)
 		r.switchIf = func(err error) bool { return CannotServe(err) || hasErrorType(err, types) }
 	}
-	r.silentMoves = r.switchIf(&retry.Error{Outcome: retry.OutcomeSilentTimeout, Attempts: 1, Err: retry.ErrAttemptTimeout})
 	for _, cand := range r.candidates {
 		r.names = append(r.names, core.NameOf(cand))
 		r.resumable = r.resumable || streams.CanResume(context.Background(), cand)
@@ -113,11 +108,11 @@ func overflows(err error) bool {
 	return ok
 }
 
-// routeContext returns the context of candidate i's call: marked, when
-// a silent candidate moves on and one comes after it, so that its retry
-// layer stops at the first silent attempt rather than retry it.
+// routeContext returns the context of candidate i's call: marked when one
+// comes after it, so that its retry layer stops at the first silent
+// attempt rather than retry it, and the rule is asked about that failure.
 func (r *Runnable) routeContext(ctx context.Context, i int) context.Context {
-	if r.silentMoves && i+1 < len(r.candidates) {
+	if i+1 < len(r.candidates) {
 		return route.WithAlternative(ctx)
 	}
 	return ctx
@@ -231,8 +226,13 @@ type config struct {
 }
 
 // WithSwitchIf replaces the rule for moving to the next candidate
-// (CannotServe, with the types of WithSwitchOn). Whatever the rule, a call
-// never moves on once the caller's context is done.
+// (CannotServe, with the types of WithSwitchOn). The rule is asked about
+// each failure of a candidate that has one after it, once the failure has
+// happened, and about nothing else: a candidate that has one after it is
+// told so, and its retry layer stops at its first silent attempt (outcome
+// silent_timeout, which the rule is then asked about) instead of retrying
+// a route that sends nothing. Whatever the rule, a call never moves on
+// once the caller's context is done.
 func WithSwitchIf(f func(error) bool) Option {
 	return func(c *config) {
 		if f != nil {

@@ -50,7 +50,9 @@ func (r *RetryRunnable) Batch(ctx context.Context, inputs []any, opts ...core.Op
 		b.finish(b.pending, decision{outcome: e.Outcome}, rounds)
 		b.pending = nil
 	} else if e := b.c.admit(ctx); e != nil {
-		b.finish(b.pending, decision{outcome: e.Outcome}, rounds)
+		for _, idx := range b.pending {
+			b.errs[idx] = b.c.newError(decision{outcome: e.Outcome}, 0, e.Err) // each item a Local refusal
+		}
 		b.pending = nil
 	}
 	for len(b.pending) > 0 {

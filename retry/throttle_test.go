@@ -58,8 +58,14 @@ func TestAThrottledFirstAttemptIsNeverSent(t *testing.T) {
 			wantOutcome(t, err, retry.OutcomeBudgetExhausted, 0)
 		}
 		outs, err := r.Batch(t.Context(), []any{"a", "b"})
-		if err == nil || outs != nil && outs[0] != nil {
-			t.Errorf("Batch() = %v, %v, want every item refused", outs, err)
+		be, ok := errors.AsType[*core.BatchError](err)
+		if !ok || len(be.Errs) != 2 || outs != nil && outs[0] != nil {
+			t.Fatalf("Batch() = %v, %v, want every item refused", outs, err)
+		}
+		for i, ie := range be.Errs {
+			if !fallback.CannotServe(ie) || retry.ErrorType(ie) != "budget_throttled" {
+				t.Errorf("item %d: %v, want a Local budget_throttled refusal", i, ie)
+			}
 		}
 		if n := inner.CallCount(); n != 0 || len(b.recorded) != 0 {
 			t.Errorf("%d inner calls, %d answers recorded; want none", n, len(b.recorded))

@@ -5,9 +5,10 @@ import (
 	"testing"
 )
 
-// A call's path through the Budget: recording an attempt is two atomic
-// adds, and asking for a retry is local arithmetic; Redis is only spoken
-// to by the Budget's own goroutine.
+// A call's path through the Budget: recording an accepted answer is four
+// atomic adds (the fleet's counts and the in-process law's), and asking
+// for a first attempt an atomic load; Redis is only spoken to by the
+// Budget's own goroutine.
 func BenchmarkBudgetSuccessPath(b *testing.B) {
 	budget := newBudget(b, client(b), uniqueKey(b))
 	ctx := context.Background()

@@ -31,7 +31,7 @@ import (
 // re-ask says (llmhttp.ReaskText): the total is 302 with them. §11's
 // fleet.NewConcurrency needs a Concurrency to take its limit from a
 // store another module keeps (ratelimit.SharedLimit, and the Outcome it
-// is handed): 304.
+// is handed): 304. §12's budget law (#69) is one fewer: 303.
 var (
 	budgets = map[string]int{"retry": 79, "core": 44, "llmhttp": 31, "ratelimit": 47, "repair": 2}
 	total   = 303

@@ -12,11 +12,11 @@ import (
 )
 
 // Adaptive is the law of the package doc over this process's attempts, a
-// retry.Budget, safe for concurrent use: share one among the
-// RetryRunnables that call one provider. A first attempt that succeeds
-// while nothing is throttled costs two atomic operations: accepted answers
-// are moved into the window a few at a time (every foldEvery-th, and at
-// every read), so that up to foldEvery − 1 are placed a little late.
+// retry.Budget safe for concurrent use: share one per provider. A first
+// attempt that succeeds unthrottled costs two atomic operations: it reads
+// the throttle worked out at the last refusal or read, and accepted
+// answers move into the window foldEvery at a time (and at every read),
+// up to foldEvery − 1 of them placed a little late.
 type Adaptive struct {
 	s Setting
 

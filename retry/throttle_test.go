@@ -3,6 +3,7 @@ package retry_test
 import (
 	"context"
 	"errors"
+	"slices"
 	"sync"
 	"testing"
 	"testing/synctest"
@@ -104,7 +105,7 @@ func TestTheBudgetCountsAnswersOnly(t *testing.T) {
 		} {
 			b := &countingFirsts{}
 			_, _ = newRetry(t, mock.New(tc.script...), testConfig(), retry.WithBudget(b)).Invoke(t.Context(), "q")
-			if len(b.recorded) != len(tc.want) || len(tc.want) > 0 && !equal(b.recorded, tc.want) {
+			if !slices.Equal(b.recorded, tc.want) {
 				t.Errorf("%s: recorded %v, want %v", tc.name, b.recorded, tc.want)
 			}
 		}
@@ -119,15 +120,6 @@ func (b *countingFirsts) Reserve(context.Context, int, time.Duration) core.Reser
 }
 func (b *countingFirsts) RecordAttempt(_ context.Context, _ int, accepted bool) {
 	b.recorded = append(b.recorded, accepted)
-}
-
-func equal(a, b []bool) bool {
-	for i := range a {
-		if a[i] != b[i] {
-			return false
-		}
-	}
-	return len(a) == len(b)
 }
 
 // Through the recommended budget, a provider that refuses nearly

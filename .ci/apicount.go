@@ -31,10 +31,14 @@ import (
 // re-ask says (llmhttp.ReaskText): the total is 302 with them. §11's
 // fleet.NewConcurrency needs a Concurrency to take its limit from a
 // store another module keeps (ratelimit.SharedLimit, and the Outcome it
-// is handed): 304. §12's budget law (#69) is one fewer: 303.
+// is handed): 304. §12's budget law (#69) is one fewer: 303. §12's
+// concurrency limit "readable by a method" (Concurrency.Limit, #70) is
+// one more, named by §12 itself: 304. (SharedLimit and Outcome, which only
+// the fleet module needs, cannot move to internal/: a released nested
+// module stands on the root's public API, .ci/internals.)
 var (
-	budgets = map[string]int{"retry": 79, "core": 44, "llmhttp": 31, "ratelimit": 47, "repair": 2}
-	total   = 303
+	budgets = map[string]int{"retry": 79, "core": 44, "llmhttp": 31, "ratelimit": 48, "repair": 2}
+	total   = 304
 	apart   = map[string]bool{"chaos": true}
 )
 

@@ -8,7 +8,8 @@ import "github.com/redis/go-redis/v9"
 // among the processes that exchanged within the last live milliseconds (a
 // sorted set, KEYS[2]) with the cost it has in flight (a hash, KEYS[3]),
 // applies a batch of calls' outcomes to the limit in one hash (KEYS[1]:
-// limit, epoch, clean, step, ceiling, cutTo, soft, draining, base, fast;
+// limit, epoch, clean, step, ceiling, cutTo, soft, draining, base,
+// spread, and the window being filled: wn, wsat, wmin, wsum, queued;
 // times in nanoseconds) and returns the limit, the epoch, the step, how
 // many processes share the limit and the caller's share: the limit's
 // whole calls divided among the processes, the remainder one each to the
@@ -52,17 +53,21 @@ end
 redis.call('HSET', KEYS[3], ARGV[1], held)
 redis.call('PEXPIRE', KEYS[3], 2 * live)
 
-local s = redis.call('HMGET', KEYS[1], 'limit', 'epoch', 'clean', 'step', 'ceiling', 'base', 'fast', 'cutTo', 'soft', 'draining')
+local s = redis.call('HMGET', KEYS[1], 'limit', 'epoch', 'clean', 'step', 'ceiling', 'base', 'spread', 'cutTo', 'soft', 'draining',
+  'wn', 'wsat', 'wmin', 'wsum', 'queued')
 local limit = tonumber(s[1]) or initial
 local epoch = tonumber(s[2]) or 0
 local clean = tonumber(s[3]) or 0
 local step = tonumber(s[4]) or 1
 local ceiling = tonumber(s[5]) or 0
 local base = tonumber(s[6]) or 0
-local fast = tonumber(s[7]) or 0
+local spread = tonumber(s[7]) or 0
 local cutTo = tonumber(s[8]) or 0
 local soft = s[9] == '1'
 local draining = s[10] == '1'
+local wn, wsat = tonumber(s[11]) or 0, tonumber(s[12]) or 0
+local wmin, wsum = tonumber(s[13]) or 0, tonumber(s[14]) or 0
+local queued = s[15] == '1'
 local epoch0 = epoch
 limit = math.min(hi, math.max(lo, limit))
 local function trunc(x)
@@ -79,6 +84,7 @@ local function cut(from, f)
   ceiling = math.max(lo, math.floor(from * 0.95))
   limit = math.max(lo, math.floor(from * f))
   cutTo, soft, draining = limit, false, true
+  wn, wsat, wmin, wsum = 0, 0, 0, 0
   epoch = epoch + 1
   clean, step = 0, 1
 end
@@ -87,11 +93,24 @@ for i = 0, n - 1 do
   local cost, overload, hint = tonumber(ARGV[j]), ARGV[j + 1] == '1', tonumber(ARGV[j + 2])
   local ok, ttft, at, saturated = ARGV[j + 3] == '1', tonumber(ARGV[j + 4]), tonumber(ARGV[j + 5]), ARGV[j + 6] == '1'
   local inflight = others + tonumber(ARGV[j + 7])
-  local queued = false
-  if ttft > 0 then
-    if base == 0 or ttft < base then base = ttft else base = base + trunc((ttft - base) / 1000) end
-    if fast == 0 then fast = ttft else fast = fast + trunc((ttft - fast) / 4) end
-    queued = ttft > 2 * base and fast > 2 * base and fast - base > 10000000
+  local closed = false
+  if ttft > 0 and at == epoch then
+    if wn == 0 or ttft < wmin then wmin = ttft end
+    wn, wsum = wn + 1, wsum + ttft
+    if saturated then wsat = wsat + 1 end
+    if wn >= 16 then
+      local fastest, gap, busy = wmin, trunc(wsum / wn) - wmin, 2 * wsat > wn
+      wn, wsat, wmin, wsum = 0, 0, 0, 0
+      if base == 0 then
+        base, spread = fastest, gap
+      else
+        local shift = fastest - base
+        queued = busy and shift > trunc(spread / 2) and shift > trunc(base / 2)
+        closed = queued
+        spread = spread + trunc((gap - spread) / 8)
+        if queued then base = base + trunc(shift / 64) else base = base + trunc(shift / 8) end
+      end
+    end
   end
   if inflight <= limit then draining = false end
   local fresh = at == epoch and not draining
@@ -106,8 +125,10 @@ for i = 0, n - 1 do
     soft = f == 0.95 and probe
   elseif overload then
     -- a cut since this call was admitted answered it, or is still draining
-  elseif queued and fresh then
+  elseif closed and fresh then
     cut(limit, 0.9)
+  elseif ok and saturated and not queued and epoch == 0 then
+    limit = math.min(hi, limit + cost)
   elseif ok and saturated and not queued then
     clean = clean + cost
     local window = limit
@@ -117,13 +138,15 @@ for i = 0, n - 1 do
       step = math.min(step * 2, math.max(1, limit / 2))
       if limit < ceiling and nxt >= ceiling then nxt, step = ceiling, 1 end
       limit, clean, soft = math.min(hi, nxt), 0, false
+      queued = base > 0
     end
   end
 end
 local f = function(x) return string.format('%.17g', x) end
 local flag = function(b) if b then return '1' end return '0' end
 redis.call('HSET', KEYS[1], 'limit', f(limit), 'epoch', f(epoch), 'clean', f(clean), 'step', f(step),
-  'ceiling', f(ceiling), 'base', f(base), 'fast', f(fast), 'cutTo', f(cutTo), 'soft', flag(soft), 'draining', flag(draining))
+  'ceiling', f(ceiling), 'base', f(base), 'spread', f(spread), 'cutTo', f(cutTo), 'soft', flag(soft), 'draining', flag(draining),
+  'wn', f(wn), 'wsat', f(wsat), 'wmin', f(wmin), 'wsum', f(wsum), 'queued', flag(queued))
 redis.call('PEXPIRE', KEYS[1], 86400000)
 if epoch ~= epoch0 then redis.call('PUBLISH', KEYS[1], f(epoch)) end
 local whole = math.floor(limit)

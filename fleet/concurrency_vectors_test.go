@@ -14,13 +14,17 @@ import (
 type aimdVectors struct {
 	Cases []struct {
 		Name  string
-		Start struct{ Limit, Min, Max float64 }
+		Start struct {
+			Limit, Min, Max float64
+			Epoch           uint64
+		}
 		Steps []struct {
 			Overload, Clean, Saturated bool
 			HintMS                     int64 `json:"hint_ms"`
 			TTFTMS                     int64 `json:"ttft_ms"`
 			Cost, InFlight             float64
 			Epoch                      uint64
+			Repeat                     int
 			Want                       struct {
 				Limit float64
 				Epoch uint64
@@ -31,7 +35,7 @@ type aimdVectors struct {
 }
 
 // The concurrency script passes every vector of ratelimit's limit, against
-// a real redis-server, one outcome an exchange.
+// a real redis-server, one step (its outcome, repeated) an exchange.
 func TestConcurrencyScriptVectors(t *testing.T) {
 	rc := testRedis(t)
 	data, err := os.ReadFile("../ratelimit/testdata/aimd.json")
@@ -49,9 +53,15 @@ func TestConcurrencyScriptVectors(t *testing.T) {
 			tag := "steadfast:test:aimd:{" + hex.EncodeToString(b[:]) + "}"
 			keys := []string{tag + ":limit", tag + ":procs", tag + ":inflight"}
 			defer rc.Del(t.Context(), keys...)
+			if c.Start.Epoch > 0 {
+				rc.HSet(t.Context(), keys[0], "epoch", c.Start.Epoch)
+			}
 			for i, s := range c.Steps {
-				args := []any{"vectors", c.Start.Min, c.Start.Max, c.Start.Limit, live.Milliseconds(), s.InFlight, 1,
-					s.Cost, flag(s.Overload), s.HintMS * 1e6, flag(s.Clean), s.TTFTMS * 1e6, s.Epoch, flag(s.Saturated), s.InFlight}
+				n := max(s.Repeat, 1) // a step repeated is one batch of outcomes, as a replica sends them
+				args := []any{"vectors", c.Start.Min, c.Start.Max, c.Start.Limit, live.Milliseconds(), s.InFlight, n}
+				for range n {
+					args = append(args, s.Cost, flag(s.Overload), s.HintMS*1e6, flag(s.Clean), s.TTFTMS*1e6, s.Epoch, flag(s.Saturated), s.InFlight)
+				}
 				a, err := runAIMD(t.Context(), rc, keys, args)
 				if err != nil {
 					t.Fatalf("step %d: %v", i, err)

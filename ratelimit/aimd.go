@@ -17,10 +17,11 @@ type aimd struct {
 	// clean is the cost of the clean answers since the last change, from
 	// calls admitted while the limit was in use; step is the next raise,
 	// doubled by each clean window, so that a limit far below the
-	// capacity finds it in a few windows. ceiling is a little under the
-	// limit the last overload came at: the limit climbs back to it fast,
-	// and from it probes again from a step of 1, so that it spends its
-	// time near the capacity rather than overshooting it.
+	// capacity finds it in a few windows (before the first cut, each
+	// clean answer raises it: slow start). ceiling is a little under the
+	// limit the last overload or queue came at: the limit climbs back to
+	// it fast, and from it probes again from a step of 1, so that it
+	// spends its time near the capacity rather than overshooting it.
 	clean, step, ceiling float64
 	// cutTo is the limit the last cut left: a limit that has climbed
 	// past it since has probed, and an overload then has found the
@@ -38,10 +39,18 @@ type aimd struct {
 	// raise since: an overload then is one the first cut did not go far
 	// enough for, and cuts by underCeiling once more.
 	soft bool
-	// base and fast follow the time to the first chunk: its floor (the
-	// provider's time with no queue) and a fast average. Only streams
-	// report one: an answer's total time is its length, not load.
-	base, fast time.Duration
+	// base is the provider's time to a first chunk with no queue: an
+	// average of the fastest first chunk of each window of queueWindow
+	// streams; spread is the average of a window's mean first chunk less
+	// its fastest (sample). wn, wsat, wmin and wsum are the window being
+	// filled: its streams, those admitted while the limit was in use, its
+	// fastest first chunk and their sum. Only streams report one: an
+	// answer's total time is its length, not load.
+	base, spread, wmin, wsum time.Duration
+	wn, wsat                 int
+	// queued is the last window's verdict: no raise until one says the
+	// queue has drained.
+	queued bool
 }
 
 // outcome is what a call's end says of the provider's capacity.
@@ -75,15 +84,17 @@ const (
 	// past it.
 	underCeiling = 0.95
 	plateau      = 4
-	// cutQueue is the cut when the time to the first chunk says the
-	// provider queues: twice its floor, and queueMargin above it.
+	// cutQueue is the cut when a window's fastest first chunk says the
+	// provider queues (sample). A window is queueWindow streams admitted
+	// since the last cut.
 	cutQueue    = 0.9
-	queueMargin = 10 * time.Millisecond
+	queueWindow = 16
+	baseWeight  = 8
 )
 
 // observe applies o to the limit and reports whether the limit changed.
 func (a *aimd) observe(o outcome) bool {
-	queued := a.sample(o.ttft)
+	queued := o.epoch == a.epoch && a.sample(o.ttft, o.saturated)
 	if o.inflight <= a.limit {
 		a.draining = false
 	}
@@ -98,8 +109,12 @@ func (a *aimd) observe(o outcome) bool {
 		return false // a cut since this call was admitted answered it, or is still draining
 	case queued && fresh:
 		return a.cut(a.limit, cutQueue)
-	case !o.clean || !o.saturated || queued:
+	case !o.clean || !o.saturated || a.queued:
 		return false
+	case a.epoch == 0: // slow start, as TCP's (RFC 5681): until the first cut, each clean answer adds its cost
+		before := a.limit
+		a.limit = math.Min(a.max, a.limit+o.cost)
+		return a.limit != before
 	}
 	a.clean += o.cost
 	window := a.limit
@@ -122,6 +137,7 @@ func (a *aimd) raise() bool {
 		next, a.step = a.ceiling, 1
 	}
 	a.limit, a.clean, a.soft = math.Min(a.max, next), 0, false
+	a.queued = a.base > 0 // streams say whether it queues: the next raise waits for a window that says not
 	return a.limit != before
 }
 
@@ -132,6 +148,7 @@ func (a *aimd) cut(from, factor float64) bool {
 	a.ceiling = math.Max(a.min, math.Floor(from*underCeiling))
 	a.limit = math.Max(a.min, math.Floor(from*factor))
 	a.cutTo, a.soft, a.draining = a.limit, false, true
+	a.wn, a.wsat, a.wmin, a.wsum = 0, 0, 0, 0 // a window is of calls admitted since the cut
 	a.epoch++
 	a.clean, a.step = 0, 1
 	return a.limit != before
@@ -162,26 +179,52 @@ func (a *aimd) overloadCut(o outcome) (from, factor float64, soft bool) {
 	return a.limit, math.Max(cutLongest, cutOverload/(1+math.Log2(o.hint.Seconds()))), false
 }
 
-// sample adds a time to the first chunk to the averages and reports
-// whether the provider queues: the sample and the fast average are twice
-// the floor, and queueMargin above it. The floor drifts up slowly (a
-// thousandth of the way to each sample above it), so that a provider that
-// got slower for good becomes the new floor, but a queue that lasts does
-// not.
-func (a *aimd) sample(ttft time.Duration) bool {
+// sample adds a time to the first chunk of a call admitted since the
+// last cut to the window, and reports whether the window it closes says
+// the provider queues. A window is queued when its fastest first chunk
+// is above base by more than half of spread and by more than half of
+// base (uniform prompts on a batching server that slows as it fills are
+// not a queue until then), and most of its calls were admitted while the limit
+// was in use (an idle limit never cuts). base is the average of the
+// windows' fastest, spread that of their mean less their fastest. A
+// queue delays every first chunk of a window and moves its fastest; a
+// prompt's length moves only its own, and the fastest of sixteen is that
+// of a short prompt whatever the spread; and a spread of prompts widens
+// the gap between a window's mean and its fastest, which a queue does
+// not (it delays both alike), so the wider the spread the larger a shift
+// must be to say queue. Both move 1/baseWeight of the way each window,
+// base only a baseWeight'th of that for a queued window: the cut drains
+// a queue of ours in a few windows, and one that stays is not ours (a
+// provider that got slower for good, another tenant) and becomes the
+// base.
+func (a *aimd) sample(ttft time.Duration, saturated bool) bool {
 	if ttft <= 0 {
 		return false
 	}
-	switch {
-	case a.base == 0 || ttft < a.base:
-		a.base = ttft
-	default:
-		a.base += (ttft - a.base) / 1000
+	if a.wn == 0 || ttft < a.wmin {
+		a.wmin = ttft
 	}
-	if a.fast == 0 {
-		a.fast = ttft
+	a.wn++
+	a.wsum += ttft
+	if saturated {
+		a.wsat++
+	}
+	if a.wn < queueWindow {
+		return false
+	}
+	fastest, gap, busy := a.wmin, a.wsum/time.Duration(a.wn)-a.wmin, 2*a.wsat > a.wn
+	a.wn, a.wsat, a.wmin, a.wsum = 0, 0, 0, 0
+	if a.base == 0 {
+		a.base, a.spread = fastest, gap
+		return false
+	}
+	shift := fastest - a.base
+	a.queued = busy && shift > a.spread/2 && shift > a.base/2
+	a.spread += (gap - a.spread) / baseWeight
+	if a.queued {
+		a.base += shift / (baseWeight * baseWeight)
 	} else {
-		a.fast += (ttft - a.fast) / 4
+		a.base += shift / baseWeight
 	}
-	return ttft > 2*a.base && a.fast > 2*a.base && a.fast-a.base > queueMargin
+	return a.queued
 }

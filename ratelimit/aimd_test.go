@@ -12,13 +12,17 @@ import (
 type aimdVectors struct {
 	Cases []struct {
 		Name  string
-		Start struct{ Limit, Min, Max float64 }
+		Start struct {
+			Limit, Min, Max float64
+			Epoch           uint64
+		}
 		Steps []struct {
 			Overload, Clean, Saturated bool
 			HintMS                     int64 `json:"hint_ms"`
 			TTFTMS                     int64 `json:"ttft_ms"`
 			Cost, InFlight             float64
 			Epoch                      uint64
+			Repeat                     int
 			Want                       struct {
 				Limit float64
 				Epoch uint64
@@ -42,10 +46,16 @@ func TestTheLimitFollowsTheVectors(t *testing.T) {
 	}
 	for _, c := range v.Cases {
 		t.Run(c.Name, func(t *testing.T) {
-			a := aimd{limit: c.Start.Limit, min: c.Start.Min, max: c.Start.Max, step: 1}
+			a := aimd{limit: c.Start.Limit, min: c.Start.Min, max: c.Start.Max, step: 1, epoch: c.Start.Epoch}
 			for i, s := range c.Steps {
-				a.observe(outcome{overload: s.Overload, hint: time.Duration(s.HintMS) * time.Millisecond, clean: s.Clean,
-					ttft: time.Duration(s.TTFTMS) * time.Millisecond, cost: s.Cost, epoch: s.Epoch, saturated: s.Saturated, inflight: s.InFlight})
+				for range max(s.Repeat, 1) {
+					a.observe(outcome{overload: s.Overload, hint: time.Duration(s.HintMS) * time.Millisecond, clean: s.Clean,
+						ttft: time.Duration(s.TTFTMS) * time.Millisecond, cost: s.Cost, epoch: s.Epoch, saturated: s.Saturated, inflight: s.InFlight})
+				}
+				if os.Getenv("AIMD_PRINT") != "" {
+					t.Logf("step %d: limit %v, epoch %d, step %v", i, a.limit, a.epoch, a.step)
+					continue
+				}
 				if a.limit != s.Want.Limit || a.epoch != s.Want.Epoch || a.step != s.Want.Step {
 					t.Fatalf("step %d: limit %v, epoch %d, step %v; want %v, %d, %v", i, a.limit, a.epoch, a.step, s.Want.Limit, s.Want.Epoch, s.Want.Step)
 				}

@@ -52,20 +52,41 @@ type ConcurrencyConfig struct {
 }
 
 // Concurrency is a core.Runnable behind a limit on calls in flight that
-// finds the provider's capacity: it lowers the limit multiplicatively on
-// a rate limit or an overload (429, 529, an overloaded 503; more for a
-// longer Retry-After or reset), and when a stream's time to its first
-// chunk says the provider queues; it raises it additively after a window
-// of clean answers while the limit was in use, by a step that doubles
-// with each clean window, and the room a raise adds opens a call at a
-// time as calls end. A call refused with nothing else in flight makes
-// the next wait (the refusal's Retry-After, or as long as it took or as
-// the provider's fastest first chunk, doubling while refusals go on, at
-// most a second but for a Retry-After): no end will come to say the
-// provider has room. An answer's total time is never read: its length
-// is not load. Under saturation calls wait by class (WithPriority): a
-// higher class goes first, a waiting call ages, and none waits longer
-// than MaxStarvation while others go. It is safe for concurrent use.
+// finds the provider's capacity, and holds it where the provider starts
+// to queue rather than where it starts to refuse. Its law, in a
+// paragraph (docs/concurrency.md says why each number is what it is):
+//
+// Until the first cut each clean answer of a call admitted while the
+// limit was in use (half of it in flight, or calls waiting) raises the
+// limit by its cost (TCP's slow start, RFC 5681). An overload (429, 529,
+// an overloaded 503, or a provider's code for one, as retry classifies
+// it) cuts it to 0.7 of itself, more for a Retry-After over a second
+// (0.7 ÷ (1 + log₂ of it), never below 0.1); one burst is one cut. For
+// streams, every 16 first chunks of calls admitted since the last cut
+// are a window: the window says queue when its fastest first chunk is
+// later than base by more than half of spread and half of base, most of
+// its calls having been admitted while the limit was in use (an idle
+// limit never cuts); base and spread are averages over windows, weight
+// 1/8, of the fastest and of the mean less the fastest (a queue moves
+// the fastest of sixteen; a long prompt moves only its own chunk and
+// widens spread; never a minimum ever seen). A queued window cuts the
+// limit to 0.9 of itself. After a cut, a window of clean answers (as
+// many as the limit) raises the limit by a step that doubles with each
+// window, to a ceiling 0.95 of where the last cut came; it stays there
+// 4 windows, then probes past it from a step of 1, and with streams
+// each raise waits for a window that says no queue. Parameters: 0.7,
+// 0.1, 0.95, 4, 0.9, 16, 1/8.
+//
+// The room a raise adds opens a call at a time as calls end. A call
+// refused with nothing else in flight makes the next wait (the
+// refusal's Retry-After, or as long as it took or as the provider's
+// base first chunk, doubling while refusals go on, at most a second but
+// for a Retry-After): no end will come to say the provider has room. An
+// answer's total time is never read: its length is not load. A plain
+// error, a 500 or a 400 leaves the limit as it is. Under saturation
+// calls wait by class (WithPriority): a higher class goes first, a
+// waiting call ages, and none waits longer than MaxStarvation while
+// others go. It is safe for concurrent use.
 type Concurrency struct {
 	inner   core.Runnable
 	p       *permits
@@ -337,4 +358,15 @@ func newConcurrencyTelemetry(mp metric.MeterProvider) (concurrencyTelemetry, err
 // limitNow records the limit.
 func (t concurrencyTelemetry) limitNow(limit float64) {
 	t.limit.Record(context.Background(), int64(math.Round(limit)))
+}
+
+// Limit is the limit on calls in flight (or on their cost, with
+// ConcurrencyConfig.Cost) that the Concurrency has found, as the gauge
+// ratelimit.concurrency.limit records it: a dashboard reads the gauge, a
+// program this.
+func (r *Concurrency) Limit() int {
+	r.p.mu.Lock()
+	defer r.p.mu.Unlock()
+	r.p.refresh()
+	return int(math.Round(r.p.a.limit))
 }

@@ -216,7 +216,7 @@ func (p *permits) give(g grant, o outcome) (limit float64, changed bool) {
 			p.older = p.inflight
 		}
 	} else {
-		p.a.sample(o.ttft) // the provider's floor, for refused calls' waits, and for when the store is away
+		p.a.sample(o.ttft, o.saturated) // the provider's base, for refused calls' waits, and for when the store is away
 	}
 	p.ended(g.cost, o.overload)
 	p.refused(g, o, now)

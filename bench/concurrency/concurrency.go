@@ -146,28 +146,37 @@ func (p *Provider) Stream(ctx context.Context, _ any, _ ...core.Option) (<-chan 
 	ch := make(chan any)
 	go func() {
 		defer close(ch)
-		done := false
-		defer func() { p.leave(done) }()
-		for _, wait := range []time.Duration{ttft, rest} {
-			select {
-			case <-time.After(wait):
-			case <-ctx.Done():
-				return
-			}
-			select {
-			case ch <- "chunk":
-			case <-ctx.Done():
-				return
-			}
-		}
-		done = true
+		p.leave(chunks(ctx, ch, ttft, rest))
 	}()
 	return ch, nil
+}
+
+// chunks sends a chunk on ch after each of waits, and reports whether it
+// sent them all before ctx ended.
+func chunks(ctx context.Context, ch chan<- any, waits ...time.Duration) bool {
+	for _, wait := range waits {
+		select {
+		case <-time.After(wait):
+		case <-ctx.Done():
+			return false
+		}
+		select {
+		case ch <- "chunk":
+		case <-ctx.Done():
+			return false
+		}
+	}
+	return true
 }
 
 // Invoke is a stream read to its end.
 func (p *Provider) Invoke(ctx context.Context, in any, opts ...core.Option) (any, error) {
 	ch, err := p.Stream(ctx, in, opts...)
+	return readAll(ctx, ch, err)
+}
+
+// readAll reads a stream to its end, for an Invoke.
+func readAll(ctx context.Context, ch <-chan any, err error) (any, error) {
 	if err != nil {
 		return nil, err
 	}
@@ -221,7 +230,7 @@ func Contenders(p *Provider) ([]Contender, error) {
 			return nil
 		}},
 		{Name: Names[2], Stream: func(ctx context.Context) error {
-			if !fixed.take(ctx, p.Capacity()) {
+			if !fixed.take(ctx, p.Capacity) {
 				return ctx.Err()
 			}
 			defer fixed.give()
@@ -260,17 +269,18 @@ func drain(ch <-chan any, err error) error {
 	return nil
 }
 
-// fixedLimit is a semaphore whose size is read at each take.
+// fixedLimit is a semaphore whose size is read each time a call looks
+// for room.
 type fixedLimit struct {
 	mu       sync.Mutex
 	inflight int
 	freed    chan struct{}
 }
 
-func (f *fixedLimit) take(ctx context.Context, size int) bool {
+func (f *fixedLimit) take(ctx context.Context, size func() int) bool {
 	for {
 		f.mu.Lock()
-		if f.inflight < size {
+		if f.inflight < size() {
 			f.inflight++
 			f.mu.Unlock()
 			return true

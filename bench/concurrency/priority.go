@@ -36,26 +36,9 @@ type gate func(ctx context.Context, interactive bool) error
 // newGate returns limiter i of PriorityNames over p, and what stops it.
 func newGate(i int, p *Provider) (gate, func(), error) {
 	if i == 1 {
-		// failsafe-go's prioritizer sheds the lowest levels when its
-		// limiters queue; it is calibrated every second, as its docs show.
-		pr := adaptivelimiter.NewPrioritizer()
-		fs := adaptivelimiter.NewBuilder[any]().WithLimits(1, 1000, 8).BuildPrioritized(pr)
-		stop := pr.ScheduleCalibrations(context.Background(), time.Second)
+		through, stop := failsafeGate()
 		return func(ctx context.Context, interactive bool) error {
-			level := priority.Low
-			if interactive {
-				level = priority.High
-			}
-			permit, err := fs.AcquirePermit(priority.ContextWithPriority(ctx, level))
-			if err != nil {
-				return err
-			}
-			if err := drain(p.Stream(ctx, "q")); err != nil {
-				permit.Drop()
-				return err
-			}
-			permit.Record()
-			return nil
+			return through(ctx, interactive, func() error { return drain(p.Stream(ctx, "q")) })
 		}, stop, nil
 	}
 	r, err := ratelimit.NewConcurrency(p, ratelimit.ConcurrencyConfig{Initial: 8, Max: 1000, MaxStarvation: PriorityStarvation})
@@ -69,6 +52,32 @@ func newGate(i int, p *Provider) (gate, func(), error) {
 		}
 		return drain(r.Stream(ratelimit.WithPriority(ctx, class), "q"))
 	}, func() {}, nil
+}
+
+// failsafeGate returns failsafe-go's prioritized adaptive limiter (limits
+// 1–1000, initial 8) as a function that makes call with a permit: its prioritizer sheds the lowest levels
+// when its limiters queue, and is calibrated every second, as its docs
+// show; interactive calls are priority.High, the others priority.Low.
+func failsafeGate() (through func(ctx context.Context, interactive bool, call func() error) error, stop func()) {
+	pr := adaptivelimiter.NewPrioritizer()
+	fs := adaptivelimiter.NewBuilder[any]().WithLimits(1, 1000, 8).BuildPrioritized(pr)
+	stop = pr.ScheduleCalibrations(context.Background(), time.Second)
+	return func(ctx context.Context, interactive bool, call func() error) error {
+		level := priority.Low
+		if interactive {
+			level = priority.High
+		}
+		permit, err := fs.AcquirePermit(priority.ContextWithPriority(ctx, level))
+		if err != nil {
+			return err
+		}
+		if err := call(); err != nil {
+			permit.Drop()
+			return err
+		}
+		permit.Record()
+		return nil
+	}, stop
 }
 
 // PriorityCapacity, PriorityStarvation and PriorityRun are the priority

@@ -180,15 +180,19 @@ const (
 
 // Class is the class of failure err is, the one rule of every package: a
 // status of 429 is rate_limit; 503 and 529 overloaded; 408 and 504
-// timeout; another 5xx server; an error.type of timeout,
-// deadline_exceeded or stream_stalled is timeout; a connection reset,
-// refused or closed, an unexpected EOF or another network error is
-// connection; anything else other.
+// timeout; another 5xx server. With no status (an error event inside a
+// stream that began 200, an SDK's error without one): a provider's code
+// for a rate limit (rate_limit_exceeded, rate_limit_error, slow_down,
+// RESOURCE_EXHAUSTED) is rate_limit, one for an overload
+// (overloaded_error, server_is_overloaded, UNAVAILABLE) overloaded; an
+// error.type of timeout, deadline_exceeded or stream_stalled is
+// timeout; a connection reset, refused or closed, an unexpected EOF or
+// another network error is connection; anything else other.
 func Class(err error) string {
 	if err == nil {
 		return ClassOther
 	}
-	if code, ok := Status(err); ok {
+	if code, ok := Status(err); ok && code != 0 {
 		switch {
 		case code == http.StatusTooManyRequests:
 			return ClassRateLimit
@@ -204,6 +208,10 @@ func Class(err error) string {
 	switch Type(err) {
 	case "timeout", "deadline_exceeded", "stream_stalled":
 		return ClassTimeout
+	case "rate_limit_exceeded", "rate_limit_error", "slow_down", "RESOURCE_EXHAUSTED":
+		return ClassRateLimit
+	case "overloaded_error", "server_is_overloaded", "UNAVAILABLE":
+		return ClassOverloaded
 	}
 	if errors.Is(err, io.ErrUnexpectedEOF) || errors.Is(err, io.EOF) || errors.Is(err, net.ErrClosed) ||
 		errors.Is(err, syscall.ECONNRESET) || errors.Is(err, syscall.ECONNREFUSED) || errors.Is(err, syscall.EPIPE) {

@@ -69,6 +69,9 @@ type call struct {
 	meter   *usage.Meter
 	outer   *usage.Meter
 	metered bool
+	// routeBad is whether the last attempt's failure said its route is
+	// bad (routeTurn).
+	routeBad bool
 }
 
 // begin starts call c, which is zero, and returns the context of its call
@@ -387,6 +390,7 @@ func (c *call) record(ctx context.Context, err *Error, extra ...attribute.KeyVal
 // decision, the end of the attempt and the backoff. It returns nil when
 // the next attempt may start, else the *Error that ends the call.
 func (c *call) retryOrStop(ctx context.Context, a *attempt, err error, in *any) *Error {
+	err = c.routeTurn(ctx, a, err)
 	c.discard(a) // before the rules, which count what the call threw away
 	fs := [1]failure{{err: err, tally: c.tally, tallied: true, repaired: c.repairs}}
 	if c.cfg.MaxRetryTokens > 0 {

@@ -23,8 +23,11 @@ type verdict struct {
 // nothing and counts nothing. The caller's context, rule 1, is the
 // caller's to look at before it asks.
 func decide(cfg *RetryConfig, idempotent bool, n, maxAttempts int, err error, spent *classTally, discarded int64) verdict {
-	if _, ok := err.(*silentError); ok {
+	switch err.(type) {
+	case *silentError:
 		return verdict{outcome: OutcomeSilentTimeout, retryable: true}
+	case *routeError:
+		return verdict{outcome: OutcomeExhausted, retryable: true}
 	}
 	if (!idempotent && !cfg.RetryNonIdempotent) || !retryable(cfg, err) {
 		return verdict{outcome: OutcomeNotRetryable}

@@ -27,6 +27,12 @@ type AttemptInfo struct {
 	InvocationID string
 	// Operation is the call's resolved operation, "" when it has none.
 	Operation string
+	// Retries is how many times the request was sent before this attempt,
+	// by this RetryRunnable and every one whose attempt it runs inside
+	// (with Nested "once", the default, the outer layer's retries): what
+	// the OpenAI and Anthropic SDKs send as X-Stainless-Retry-Count, so
+	// that a nested layer making its one attempt does not say 0 again.
+	Retries int
 }
 
 // AttemptFromContext returns the attempt that ctx was handed to, and false
@@ -36,11 +42,16 @@ func AttemptFromContext(ctx context.Context) (AttemptInfo, bool) {
 	if !ok {
 		return AttemptInfo{}, false
 	}
+	retries := 0
+	for o, ok := a, true; ok; o, ok = o.root.Context.Value(attemptKey{}).(*attemptCtx) {
+		retries += int(o.attempt) - 1
+	}
 	return AttemptInfo{
 		Attempt:      int(a.attempt),
 		MaxAttempts:  int(a.maxAttempts),
 		InvocationID: a.root.invocationID(),
 		Operation:    a.operation,
+		Retries:      retries,
 	}, true
 }
 

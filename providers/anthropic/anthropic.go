@@ -24,6 +24,7 @@ import (
 	"context"
 	"fmt"
 	"net/http"
+	"strconv"
 	"strings"
 
 	ant "github.com/anthropics/anthropic-sdk-go/v2"
@@ -33,6 +34,7 @@ import (
 
 	"github.com/steadfast-go/steadfast/core"
 	"github.com/steadfast-go/steadfast/llmhttp"
+	"github.com/steadfast-go/steadfast/retry"
 )
 
 // ProviderName is the gen_ai.provider.name of Anthropic.
@@ -58,6 +60,7 @@ type Messages struct {
 func NewMessages(model string, opts ...option.RequestOption) *Messages {
 	m := &Messages{model: model}
 	observe := option.WithMiddleware(func(req *http.Request, next option.MiddlewareNext) (*http.Response, error) {
+		sayRetries(req)
 		resp, err := next(req)
 		m.limits.Observe(resp)
 		return resp, err
@@ -251,3 +254,18 @@ func (e *inputError) Error() string {
 	return fmt.Sprintf("anthropic: Messages takes a string, []MessageParam or MessageNewParams, not %T", e.input)
 }
 func (e *inputError) Retryable() bool { return false }
+
+// retryCountHeader is the header in which anthropic-sdk-go tells the
+// server how many times it sent a request before, when it retries it
+// itself.
+const retryCountHeader = "X-Stainless-Retry-Count"
+
+// sayRetries tells the server how many times the retry layers above sent
+// the request before (retry.AttemptInfo.Retries), as anthropic-sdk-go does
+// for its own retries, which are off here. A value the caller set is
+// kept: only the SDK's own "0" is replaced.
+func sayRetries(req *http.Request) {
+	if info, ok := retry.AttemptFromContext(req.Context()); ok && info.Retries > 0 && req.Header.Get(retryCountHeader) == "0" {
+		req.Header.Set(retryCountHeader, strconv.Itoa(info.Retries))
+	}
+}

@@ -49,7 +49,7 @@ func AdaptError(err error) error {
 		if ae.Response != nil {
 			h = ae.Response.Header
 		}
-		return llmhttp.Classify(apiError(ae.StatusCode, ae.Code, ae.Type, err), h, ae.Message)
+		return llmhttp.Classify(apiError(overloadStatus(ae.StatusCode, ae.Message), ae.Code, ae.Type, err), h, ae.Message)
 	}
 	if se, ok := errors.AsType[*ssestream.StreamError](err); ok {
 		var body struct {
@@ -66,6 +66,17 @@ func AdaptError(err error) error {
 		return llmhttp.Classify(apiError(0, code, body.Error.Type, err), nil, "")
 	}
 	return err
+}
+
+// overloadStatus is the status an answer of status and message means: a
+// 400 whose message says the servers are overloaded (OpenAI sends one
+// now and then) is the 503 it means, an overload to retry, not a bad
+// request.
+func overloadStatus(status int, message string) int {
+	if status == http.StatusBadRequest && strings.Contains(strings.ToLower(message), "overloaded") {
+		return http.StatusServiceUnavailable
+	}
+	return status
 }
 
 // apiError is OpenAI's error of status, code and type, with what they

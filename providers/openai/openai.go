@@ -25,6 +25,7 @@ import (
 	"context"
 	"fmt"
 	"net/http"
+	"strconv"
 
 	oai "github.com/openai/openai-go/v3"
 	"github.com/openai/openai-go/v3/option"
@@ -33,6 +34,7 @@ import (
 
 	"github.com/steadfast-go/steadfast/core"
 	"github.com/steadfast-go/steadfast/llmhttp"
+	"github.com/steadfast-go/steadfast/retry"
 )
 
 // ProviderName is the gen_ai.provider.name of OpenAI.
@@ -62,10 +64,12 @@ func NewChat(model string, opts ...option.RequestOption) *Chat {
 // (x-ratelimit-*), successes and failures alike (llmhttp.RateLimited).
 func (c *Chat) RateLimits() (llmhttp.RateLimits, bool) { return c.limits.RateLimits() }
 
-// observeLimits is a request option that reads every response's rate
+// observeLimits is a request option that tells the server each
+// request's retry count (sayRetries) and reads every response's rate
 // limits into t.
 func observeLimits(t *llmhttp.RateLimitTracker) option.RequestOption {
 	return option.WithMiddleware(func(req *http.Request, next option.MiddlewareNext) (*http.Response, error) {
+		sayRetries(req)
 		resp, err := next(req)
 		t.Observe(resp)
 		return resp, err
@@ -245,3 +249,17 @@ func (e *inputError) Error() string {
 	return fmt.Sprintf("openai: %s, not %T", e.what, e.input)
 }
 func (e *inputError) Retryable() bool { return false }
+
+// retryCountHeader is the header in which openai-go tells the server how
+// many times it sent a request before, when it retries it itself.
+const retryCountHeader = "X-Stainless-Retry-Count"
+
+// sayRetries tells the server how many times the retry layers above sent
+// the request before (retry.AttemptInfo.Retries), as openai-go does for
+// its own retries, which are off here. A value the caller set is kept:
+// only the SDK's own "0" is replaced.
+func sayRetries(req *http.Request) {
+	if info, ok := retry.AttemptFromContext(req.Context()); ok && info.Retries > 0 && req.Header.Get(retryCountHeader) == "0" {
+		req.Header.Set(retryCountHeader, strconv.Itoa(info.Retries))
+	}
+}

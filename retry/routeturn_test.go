@@ -78,4 +78,3 @@ func TestABrokenRouteCostsOneRetry(t *testing.T) {
 		}
 	}
 }
-

@@ -1,6 +1,6 @@
 // Command adk runs an ADK llmagent through ADK's runner on a model chain
 // built with steadfast: fallback(retry(primary), retry(backup)), where the
-// primary is overloaded twice and then answers, and a rejected key never
+// primary is overloaded once and then answers, and a rejected key never
 // retried. The models are fakes that misbehave on purpose. It prints what
 // happened.
 //
@@ -41,7 +41,7 @@ func run(w io.Writer) error {
 	onRetry := retry.WithOnRetry(func(_ context.Context, ev retry.RetryEvent) {
 		fmt.Fprintf(w, "  %s: attempt %d failed (%v), retrying in %v\n", ev.Operation, ev.Attempt, ev.Err, ev.Delay.Round(time.Millisecond))
 	})
-	primary := &fake{name: "primary", fails: []error{overloaded, overloaded}, answer: "Hello from the primary model"}
+	primary := &fake{name: "primary", fails: []error{overloaded}, answer: "Hello from the primary model"}
 	backup := &fake{name: "backup", answer: "Hello from the backup model"}
 	var chain []core.Runnable
 	for _, m := range []*fake{primary, backup} {
@@ -55,7 +55,7 @@ func run(w io.Writer) error {
 	if err != nil {
 		return err
 	}
-	fmt.Fprintln(w, "an agent whose model is overloaded twice:")
+	fmt.Fprintln(w, "an agent whose model is overloaded once:")
 	if err := ask(w, adk.ToLLM(fb, "primary-or-backup")); err != nil {
 		return err
 	}

@@ -18,7 +18,7 @@ func TestRun(t *testing.T) {
 			t.Fatal(err)
 		}
 		for _, want := range []string{
-			"primary: attempt 2 failed",
+			"primary: attempt 1 failed",
 			`answer: "Hello from the primary model"`,
 			"model calls: 1 (a 401 is never retried)",
 		} {

@@ -19,13 +19,16 @@ func TestRun(t *testing.T) {
 		}
 		for _, want := range []string{
 			"model-a: attempt 1 failed (provider answered 503), retrying in 50ms",
-			"model-a: attempt 2 failed (provider answered 503), retrying in 100ms",
 			`chunks seen by the streaming function: ["Hello" " from model-b"]; answer: "Hello from model-b"`,
 			"result: ticket #1001; tickets created: 1, tool runs: 2",
 		} {
 			if !strings.Contains(out.String(), want) {
 				t.Errorf("output lacks %q:\n%s", want, out.String())
 			}
+		}
+		// a second 503 in a row, with model-b to go to, ends model-a's turn
+		if strings.Contains(out.String(), "model-a: attempt 2 failed") {
+			t.Errorf("model-a was retried past its second 503:\n%s", out.String())
 		}
 	})
 }

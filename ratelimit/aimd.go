@@ -89,7 +89,9 @@ const (
 	// since the last cut.
 	cutQueue    = 0.9
 	queueWindow = 16
-	baseWeight  = 8
+	// baseWeight is how far each window moves base and spread: 1/8 of
+	// the way, base 1/8 of that after a queued window.
+	baseWeight = 8
 )
 
 // observe applies o to the limit and reports whether the limit changed.

@@ -67,9 +67,11 @@ type ConcurrencyConfig struct {
 // later than base by more than half of spread and half of base, most of
 // its calls having been admitted while the limit was in use (an idle
 // limit never cuts); base and spread are averages over windows, weight
-// 1/8, of the fastest and of the mean less the fastest (a queue moves
+// 1/8, of the fastest and of the mean less the fastest, a queued window
+// moving base only 1/8 of that (1/64: a queue of ours drains with the
+// cut, one that stays is not ours and becomes the base). A queue moves
 // the fastest of sixteen; a long prompt moves only its own chunk and
-// widens spread; never a minimum ever seen). A queued window cuts the
+// widens spread; never a minimum ever seen. A queued window cuts the
 // limit to 0.9 of itself. After a cut, a window of clean answers (as
 // many as the limit) raises the limit by a step that doubles with each
 // window, to a ceiling 0.95 of where the last cut came; it stays there

@@ -228,11 +228,13 @@ type config struct {
 // WithSwitchIf replaces the rule for moving to the next candidate
 // (CannotServe, with the types of WithSwitchOn). The rule is asked about
 // each failure of a candidate that has one after it, once the failure has
-// happened, and about nothing else: a candidate that has one after it is
-// told so, and its retry layer stops at its first silent attempt (outcome
-// silent_timeout, which the rule is then asked about) instead of retrying
-// a route that sends nothing. Whatever the rule, a call never moves on
-// once the caller's context is done.
+// happened, and about nothing else (never at construction, never for the
+// last candidate). A candidate that has one after it is told so, and its
+// retry layer ends its turn early: at its first silent attempt or stall
+// (outcome silent_timeout), at a malformed event, or after one retry of a
+// route that failed twice in a row (outcome exhausted); the rule is then
+// asked about that failure. Whatever the rule, a call never moves on once
+// the caller's context is done.
 func WithSwitchIf(f func(error) bool) Option {
 	return func(c *config) {
 		if f != nil {

@@ -35,9 +35,11 @@ type RetryConfig struct {
 	// MaxRetryAfter is the longest server Retry-After hint honoured; 0 means
 	// 60s. A longer hint ends retrying at once.
 	MaxRetryAfter time.Duration
-	// FirstChunkTimeout bounds, for Stream, the wait from creation to the
-	// first value; 0 means none. An attempt that yields nothing within it is
-	// abandoned and retried.
+	// FirstChunkTimeout bounds, for Stream, the wait from the attempt's
+	// request to its first value, creation (a provider's headers)
+	// included; 0 means none. An attempt that yields nothing within it is
+	// abandoned and retried; inside a fallback with another candidate
+	// after it, it ends the call (OutcomeSilentTimeout).
 	FirstChunkTimeout time.Duration
 	// ChunkTimeout bounds, for Stream, the wait for each value after the
 	// first; 0 means none. A stream that stalls longer is cancelled with

@@ -62,6 +62,16 @@
 // a Runnable that implements core.Resumer, and whose CanResume says so for
 // the call, continues a broken stream after the last chunk delivered.
 //
+// # Failover
+//
+// Inside a fallback's candidate with another after it (the fallback marks
+// the call's context, as Nested marks an inner layer), a broken route
+// ends its turn early so that the next candidate is asked: at its first
+// silent attempt or stall (OutcomeSilentTimeout), at its first malformed
+// event or Retry-After over a second, or at its second failure in a row
+// (OutcomeExhausted). A pool below that can send the next attempt to
+// another deployment comes first. Alone, every retry is made.
+//
 // # Budgets
 //
 // RecommendedBudget, shared by the RetryRunnables that call one provider,

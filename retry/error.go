@@ -27,13 +27,17 @@ const (
 	// OutcomeRetryTokensExhausted ends a call, or a Batch item, whose
 	// attempts threw away RetryConfig.MaxRetryTokens tokens.
 	OutcomeRetryTokensExhausted Outcome = "retry_tokens_exhausted"
-	// OutcomeSilentTimeout ends a call at its first attempt that received
-	// nothing from its route (no status, no byte) before PerAttemptTimeout
-	// or FirstChunkTimeout, or before the connection closed after a long
-	// wait, while another route can serve it: the call is a fallback's
-	// candidate with one after it, and no pool below has another
-	// deployment. Retrying a provider that sends nothing only multiplies
-	// the wait.
+	// OutcomeSilentTimeout ends a call whose route went quiet. Before the
+	// first chunk: at its first attempt that received nothing from its
+	// route (no status, no byte) before PerAttemptTimeout or
+	// FirstChunkTimeout, both counted from the request, or before the
+	// connection closed after a long wait, while another route can serve
+	// it (the call is a fallback's candidate with one after it, and no
+	// pool below has another deployment). After the first chunk: a stream
+	// that stalled (ChunkTimeout), whatever it had sent; while another
+	// route can serve it, at the first stall, with no resume or restart on
+	// the same route. Retrying a provider that sends nothing only
+	// multiplies the wait.
 	OutcomeSilentTimeout Outcome = "silent_timeout"
 )
 

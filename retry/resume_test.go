@@ -88,7 +88,7 @@ func TestStallAtEachPosition(t *testing.T) {
 			synctest.Wait() // the producer saw its cancellation and ended
 			call := rec.one(t, "retry.stream")
 			wantAttrs(t, "call span", call.Attributes(), map[string]string{
-				"retry.outcome": "committed", "retry.attempts": "1", "error.type": "stream_stalled",
+				"retry.outcome": "silent_timeout", "retry.attempts": "1", "error.type": "stream_stalled",
 				"retry.stream.chunks": itoa(k)})
 		})
 	}

@@ -88,7 +88,7 @@ func (r *RetryRunnable) stream(ctx context.Context, input any, opts []core.Optio
 	if cfg.ResumeStreams {
 		s.resumer = r.resumer
 	}
-	return streams.Forward(ctx, streams.Source{C: s.ch, Cancel: s.cancel}, s, streams.Config{
+	return streams.Forward(ctx, streams.Source{C: s.ch, Cancel: s.cancel, Sent: s.cur.start}, s, streams.Config{
 		FirstTimeout:      cfg.FirstChunkTimeout,
 		FirstTimeoutError: s.firstChunkTimeout,
 		Abandon:           abandoned,
@@ -177,7 +177,8 @@ func (s *streamCall) createOnce(a *attempt, open func(context.Context, any) (<-c
 	c := &s.c
 	sctx, cancel := context.WithCancelCause(a.ctx)
 	var timer *time.Timer
-	if d := c.cfg.PerAttemptTimeout; d > 0 {
+	d, first := creationBound(c.cfg)
+	if d > 0 {
 		timer = time.AfterFunc(d, func() { cancel(ErrAttemptTimeout) })
 	}
 	returned := false
@@ -192,7 +193,11 @@ func (s *streamCall) createOnce(a *attempt, open func(context.Context, any) (<-c
 	ch, err = open(sctx, input)
 	returned = true
 	if timer != nil && !timer.Stop() && a.ctx.Err() == nil {
-		err = timedOutError(cmp.Or(err, fmt.Errorf("stream creation took longer than %v", c.cfg.PerAttemptTimeout)))
+		if first {
+			err = s.firstChunkTimeout() // headers or not, nothing came
+		} else {
+			err = timedOutError(cmp.Or(err, fmt.Errorf("stream creation took longer than %v", c.cfg.PerAttemptTimeout)))
+		}
 	}
 	switch {
 	case err == nil && ch == nil:
@@ -201,6 +206,18 @@ func (s *streamCall) createOnce(a *attempt, open func(context.Context, any) (<-c
 		err = Permanent(err)
 	}
 	return ch, cancel, err
+}
+
+// creationBound is the longest a stream's creation may take: the shorter
+// of PerAttemptTimeout and FirstChunkTimeout, both counted from the
+// request (a route that sends no headers is as silent as one that sends
+// no chunk); first says it is FirstChunkTimeout. 0 means none.
+func creationBound(cfg *RetryConfig) (d time.Duration, first bool) {
+	d, f := cfg.PerAttemptTimeout, cfg.FirstChunkTimeout
+	if f > 0 && (d <= 0 || f < d) {
+		return f, true
+	}
+	return d, false
 }
 
 // abandoned is the cause with which an attempt's stream is cancelled when
@@ -244,7 +261,7 @@ func (s *streamCall) Next(ctx context.Context, err error) (streams.Source, error
 	if e != nil {
 		return streams.Source{}, e
 	}
-	return streams.Source{C: s.ch, Cancel: s.cancel}, nil
+	return streams.Source{C: s.ch, Cancel: s.cancel, Sent: s.cur.start}, nil
 }
 
 // Committed implements streams.Committer: from here on nothing is
@@ -289,7 +306,7 @@ func (s *streamCall) resumeAfter(ctx context.Context, err error, last any) (stre
 		})
 		if rerr == nil {
 			s.keep()
-			return streams.Source{C: ch, Cancel: cancel}, nil
+			return streams.Source{C: ch, Cancel: cancel, Sent: a.start}, nil
 		}
 		cancel(abandoned(rerr))
 		s.cur, err = a, rerr // a Resume that failed is a failed attempt
@@ -313,7 +330,7 @@ func (s *streamCall) restartAfter(ctx context.Context, err error) (streams.Sourc
 		}
 		a, ch, cancel, rerr := s.again(ctx, attrRestarted, s.open)
 		if rerr == nil {
-			return streams.Source{C: ch, Cancel: cancel, Restart: s.restarting}, nil
+			return streams.Source{C: ch, Cancel: cancel, Restart: s.restarting, Sent: a.start}, nil
 		}
 		cancel(abandoned(rerr))
 		s.cur, err = a, rerr
@@ -344,11 +361,21 @@ func (s *streamCall) keep() {
 	}
 }
 
+// brokenOutcome is the outcome of a call whose stream broke after its
+// first chunk with err: silent_timeout when it stalled (the route went
+// quiet, whatever it had sent), else committed.
+func brokenOutcome(err error) Outcome {
+	if errors.Is(err, ErrStreamStalled) {
+		return OutcomeSilentTimeout
+	}
+	return OutcomeCommitted
+}
+
 // giveUp ends resuming or restarting the stream with e, whose outcome is
 // committed unless the caller's context ended it.
 func (s *streamCall) giveUp(e *Error) *Error {
 	if e.Outcome != OutcomeCanceled && e.Outcome != OutcomeDeadline {
-		e.Outcome = OutcomeCommitted
+		e.Outcome = brokenOutcome(e.Err)
 	}
 	s.gaveUp = e
 	return e
@@ -369,8 +396,9 @@ func (s *streamCall) Ended(ctx context.Context, r streams.Result) {
 		}
 		s.c.succeed(ctx, s.n, chunks)
 	case streams.Failed:
-		s.c.endAttempt(ctx, &s.cur, r.Err, decision{outcome: OutcomeCommitted})
-		s.c.fail(ctx, &Error{Operation: s.c.operation, Outcome: OutcomeCommitted, Attempts: s.n, Err: r.Err}, chunks)
+		outcome := brokenOutcome(r.Err)
+		s.c.endAttempt(ctx, &s.cur, r.Err, decision{outcome: outcome})
+		s.c.fail(ctx, &Error{Operation: s.c.operation, Outcome: outcome, Attempts: s.n, Err: r.Err}, chunks)
 	case streams.Canceled:
 		outcome := ctxOutcome(ctx.Err())
 		s.c.endAttempt(ctx, &s.cur, ctx.Err(), decision{outcome: outcome})

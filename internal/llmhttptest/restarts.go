@@ -126,8 +126,9 @@ func checkBreak(t *testing.T, p Restarts, name string, broken Reply) {
 			}
 			segments, last := segmentsOf(t, f, p.Text, core.WithResets())
 			checkSegments(t, segments, last, want)
-			// The primary's retry layer restarts it 3 times, then the
-			// fallback once: one Reset each.
+			// The primary's retry layer restarts a cut stream once (its
+			// second cut ends its turn), and a malformed event or a stall
+			// not at all; then the fallback restarts it: one Reset each.
 			if resets := len(segments) - 1; resets != primary.Requests() || second.Requests() != 1 {
 				t.Errorf("%d resets, %d requests to the primary, %d to the fallback; want a reset per primary request, 1 to the fallback",
 					resets, primary.Requests(), second.Requests())

@@ -31,10 +31,6 @@ type Routes struct {
 	Answer, StreamAnswer Reply
 	// Overflow is chaos's context overflow in the provider's numbers.
 	Overflow chaos.Fault
-	// StreamOpensOnHeaders: the SDK's Stream returns once the response's
-	// headers come, so a server that sends none is bounded by
-	// PerAttemptTimeout rather than FirstChunkTimeout.
-	StreamOpensOnHeaders bool
 }
 
 // RouteConfig is docs/retrying.md's policy for an LLM call, with the
@@ -54,10 +50,6 @@ const fallbackAnswer = "Hello from the fallback"
 // context length is sent exactly one request, and the fallback answers.
 // Alone, the silent primary is retried as before.
 func CheckRoutes(t *testing.T, p Routes) {
-	hangsStream := RouteConfig.FirstChunkTimeout
-	if p.StreamOpensOnHeaders {
-		hangsStream = RouteConfig.PerAttemptTimeout
-	}
 	for _, tc := range []struct {
 		name    string
 		primary func() *Silent
@@ -65,7 +57,8 @@ func CheckRoutes(t *testing.T, p Routes) {
 		within  time.Duration // the fallback's answer comes within
 	}{
 		{name: "hangs", primary: Hanging, within: RouteConfig.PerAttemptTimeout},
-		{name: "hangs/stream", primary: Hanging, stream: true, within: hangsStream},
+		// FirstChunkTimeout counts from the request: no headers is no chunk.
+		{name: "hangs/stream", primary: Hanging, stream: true, within: RouteConfig.FirstChunkTimeout},
 		{name: "no first chunk/stream", primary: HeadersOnly, stream: true, within: RouteConfig.FirstChunkTimeout},
 		{name: "closes after 15s", primary: func() *Silent { return ClosingAfter(15 * time.Second) }, within: 15 * time.Second},
 		{name: "context overflow", primary: func() *Silent { return overflowing(p.Overflow) }},

@@ -16,6 +16,10 @@ type Source struct {
 	// consumer is sent core.Reset{Cause: Restart} just before C's first
 	// chunk (or its end), never before C has shown it has one.
 	Restart error
+	// Sent, when not zero, is when C's request was sent: FirstTimeout
+	// counts from it, so a route that took its time to answer the
+	// request (headers, a stream's creation) has that much less left.
+	Sent time.Time
 }
 
 // Committer is the policy of a call that commits at its first chunk. Its
@@ -57,7 +61,8 @@ type Committer interface {
 // Config is what differs between the committers.
 type Config struct {
 	// FirstTimeout, when positive, bounds the wait for a source's first
-	// value; past it, FirstTimeoutError() is the source's failure.
+	// value, from Source.Sent when it is set; past it,
+	// FirstTimeoutError() is the source's failure.
 	FirstTimeout      time.Duration
 	FirstTimeoutError func() error
 	// Abandon returns the cause with which a source that failed is
@@ -239,6 +244,9 @@ func (m *machine) seen(v any) { m.chunks, m.last = m.chunks+1, v }
 func (m *machine) first(ctx context.Context) (any, first, error) {
 	var timeout <-chan time.Time
 	if d := m.cfg.FirstTimeout; d > 0 {
+		if !m.src.Sent.IsZero() {
+			d = max(d-time.Since(m.src.Sent), 0)
+		}
 		t := time.NewTimer(d)
 		defer t.Stop()
 		timeout = t.C

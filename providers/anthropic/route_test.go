@@ -19,11 +19,10 @@ func TestAPrimaryThatCannotServeIsTriedOnce(t *testing.T) {
 		New: func(c *http.Client) core.Runnable {
 			return anthropic.NewMessages(model, option.WithAPIKey("test-key"), option.WithBaseURL("http://anthropic.test/"), option.WithHTTPClient(c))
 		},
-		Text:                 anthropic.Text,
-		Answer:               message("Hello from the fallback"),
-		StreamAnswer:         llmhttptest.SSE(start(), delta("Hello from the fallback"), stop()),
-		Overflow:             chaos.ContextOverflow(200000, 197202, 21333),
-		StreamOpensOnHeaders: true,
+		Text:         anthropic.Text,
+		Answer:       message("Hello from the fallback"),
+		StreamAnswer: llmhttptest.SSE(start(), delta("Hello from the fallback"), stop()),
+		Overflow:     chaos.ContextOverflow(200000, 197202, 21333),
 	})
 }
 

@@ -20,11 +20,10 @@ func TestAPrimaryThatCannotServeIsTriedOnce(t *testing.T) {
 		New: func(c *http.Client) core.Runnable {
 			return openai.NewChat(model, option.WithAPIKey("test-key"), option.WithBaseURL("http://openai.test/v1/"), option.WithHTTPClient(c))
 		},
-		Text:                 openai.Text,
-		Answer:               completion("Hello from the fallback"),
-		StreamAnswer:         llmhttptest.SSE(chunk("Hello from the fallback"), "[DONE]"),
-		Overflow:             chaos.ContextOverflow(128000, 126000, 4000),
-		StreamOpensOnHeaders: true,
+		Text:         openai.Text,
+		Answer:       completion("Hello from the fallback"),
+		StreamAnswer: llmhttptest.SSE(chunk("Hello from the fallback"), "[DONE]"),
+		Overflow:     chaos.ContextOverflow(128000, 126000, 4000),
 	})
 }
 

@@ -87,6 +87,10 @@ func (p Restarts) breaks() map[string]Reply {
 	return map[string]Reply{"cut after 40 tokens": cut, "stall after 20 tokens": stalled, "tenth event invalid": malformed}
 }
 
+// primaryTurn is, for each break of breaks, how many requests a fallback's
+// primary is sent before the fallback restarts the stream (#71).
+var primaryTurn = map[string]int{"cut after 40 tokens": 2, "stall after 20 tokens": 1, "tenth event invalid": 1}
+
 // CheckRestarts checks, through the provider's real SDK, DESIGN §11's
 // restarts for each way a stream breaks after its first chunk: a caller
 // that passed core.WithResets gets the whole answer after exactly one
@@ -132,6 +136,9 @@ func checkBreak(t *testing.T, p Restarts, name string, broken Reply) {
 			if resets := len(segments) - 1; resets != primary.Requests() || second.Requests() != 1 {
 				t.Errorf("%d resets, %d requests to the primary, %d to the fallback; want a reset per primary request, 1 to the fallback",
 					resets, primary.Requests(), second.Requests())
+			}
+			if want := primaryTurn[name]; primary.Requests() != want {
+				t.Errorf("%d requests to the primary, want %d: its turn ends at the first stall or malformed event, after one retry of a cut", primary.Requests(), want)
 			}
 		})
 	})

@@ -72,6 +72,11 @@ type call struct {
 	// routeBad is whether the last attempt's failure said its route is
 	// bad (routeTurn).
 	routeBad bool
+	// began, lastEnd and delay are, when metrics are on, when the call
+	// began, when its last attempt ended, and the time between its
+	// attempts so far: the durations' (durations.go).
+	began, lastEnd time.Time
+	delay          time.Duration
 }
 
 // begin starts call c, which is zero, and returns the context of its call
@@ -94,7 +99,9 @@ func (r *RetryRunnable) begin(ctx context.Context, c *call, m callspan.Method, o
 	c.cont = continuationFrom(ctx)
 	if r.tel.tracer != nil || r.tel.calls != nil {
 		c.attrs = r.tel.opAttrs(op, m, cfg.MaxRetries)
-		c.metrics = r.tel.calls != nil
+		if c.metrics = r.tel.calls != nil; c.metrics {
+			c.began = time.Now()
+		}
 		if r.tel.tracer != nil {
 			// Attributes are set at the end, in one call, from prebuilt
 			// slices: cheaper than start options, and nothing is built
@@ -143,7 +150,9 @@ type attempt struct {
 // when timeout > 0, the attempt's own deadline.
 func (c *call) startAttempt(ctx context.Context, a *attempt, n int, timeout time.Duration) {
 	a.n = n
-	if c.cfg.PerAttemptTimeout > 0 || c.cfg.FirstChunkTimeout > 0 {
+	if c.metrics {
+		c.attemptStarted(a)
+	} else if c.cfg.PerAttemptTimeout > 0 || c.cfg.FirstChunkTimeout > 0 {
 		a.start = time.Now() // for a silent route's long wait
 	}
 	var actx *attemptCtx
@@ -213,8 +222,11 @@ func (c *call) endAttempt(ctx context.Context, a *attempt, err error, d decision
 	if c.metrics {
 		if err == nil {
 			c.r.tel.attempts.Add(ctx, 1, c.attrs.attemptOK...)
+			c.attemptEnded(ctx, a, c.attrs.recordOK...)
 		} else {
-			c.r.tel.attempts.Add(ctx, 1, c.attrs.with(attrErrorType.String(errproto.Type(err))))
+			failed := c.attrs.with(attrErrorType.String(errproto.Type(err)))
+			c.r.tel.attempts.Add(ctx, 1, failed)
+			c.attemptEnded(ctx, a, failed)
 		}
 	}
 	if a.span == nil {
@@ -338,6 +350,7 @@ func (c *call) succeed(ctx context.Context, n int, extra ...attribute.KeyValue) 
 	c.timer.Stop()
 	if c.metrics {
 		c.r.tel.calls.Add(ctx, 1, c.attrs.callOK...)
+		c.callEnded(ctx, n, c.attrs.recordCallOK...)
 	}
 	if c.meter != nil {
 		extra = c.tokens(ctx, extra)
@@ -374,7 +387,9 @@ func (c *call) record(ctx context.Context, err *Error, extra ...attribute.KeyVal
 	}
 	etype := errproto.Type(err)
 	if c.metrics {
-		c.r.tel.calls.Add(ctx, 1, c.attrs.with(attrOutcome.String(string(err.Outcome)), attrErrorType.String(etype)))
+		ended := c.attrs.with(attrOutcome.String(string(err.Outcome)), attrErrorType.String(etype))
+		c.r.tel.calls.Add(ctx, 1, ended)
+		c.callEnded(ctx, err.Attempts, ended)
 	}
 	if c.span != nil {
 		if c.recording {

@@ -267,6 +267,9 @@ func (s *streamCall) Next(ctx context.Context, err error) (streams.Source, error
 // Committed implements streams.Committer: from here on nothing is
 // retried, unless resumed.
 func (s *streamCall) Committed(ctx context.Context) {
+	if s.c.metrics {
+		s.c.firstChunk(ctx, &s.cur)
+	}
 	s.committedAt, s.restarting = s.n, nil
 	s.keep()
 	s.c.recordSuccess(ctx, s.n)

@@ -84,6 +84,7 @@ type telemetry struct {
 	backoff       metric.Float64Histogram
 	budgetRefused metric.Int64Counter
 	tokens        metric.Int64Counter
+	durations     durations
 	attrs         sync.Map // opKey → *opAttrs, at most maxCachedOps entries
 	cachedOps     atomic.Int64
 	// recent holds, per callspan.Method, the opAttrs used last: most RetryRunnables
@@ -148,6 +149,9 @@ func newTelemetry(o *options) (*telemetry, error) {
 		metric.WithUnit("{token}")); err != nil {
 		return nil, fmt.Errorf("retry: metric retry.tokens: %w", err)
 	}
+	if t.durations, err = newDurations(m); err != nil {
+		return nil, err
+	}
 	return t, nil
 }
 
@@ -180,6 +184,8 @@ type opAttrs struct {
 	attemptOK  []metric.AddOption
 	callOK     []metric.AddOption
 	recordOK   []metric.RecordOption
+	// recordCallOK are a successful call's duration histograms' options.
+	recordCallOK []metric.RecordOption
 }
 
 func (t *telemetry) opAttrs(operation string, m callspan.Method, maxRetries int) *opAttrs {
@@ -222,8 +228,9 @@ func newOpAttrs(key opKey) *opAttrs {
 		base:      base,
 		attemptOK: []metric.AddOption{baseSet},
 		recordOK:  []metric.RecordOption{baseSet},
-		callOK:    []metric.AddOption{metric.WithAttributeSet(attribute.NewSet(append(base[:len(base):len(base)], attrOutcome.String(string(OutcomeSuccess)))...))},
 	}
+	callOK := metric.WithAttributeSet(attribute.NewSet(append(base[:len(base):len(base)], attrOutcome.String(string(OutcomeSuccess)))...))
+	a.callOK, a.recordCallOK = []metric.AddOption{callOK}, []metric.RecordOption{callOK}
 	for i := range a.successEnd {
 		a.successEnd[i] = append(call[:len(call):len(call)], attrAttempts.Int(i+1), attrOutcome.String(string(OutcomeSuccess)))
 	}

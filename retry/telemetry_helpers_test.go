@@ -109,6 +109,10 @@ func (r *recorder) points(t *testing.T) map[string]map[string]string {
 				for _, p := range d.DataPoints {
 					byAttrs[setString(p.Attributes)] = fmt.Sprintf("count=%d sum=%g", p.Count, p.Sum)
 				}
+			case metricdata.Histogram[int64]:
+				for _, p := range d.DataPoints {
+					byAttrs[setString(p.Attributes)] = fmt.Sprintf("count=%d sum=%d", p.Count, p.Sum)
+				}
 			case metricdata.Gauge[float64]:
 				for _, p := range d.DataPoints {
 					byAttrs[setString(p.Attributes)] = fmt.Sprintf("%.3f", p.Value)

@@ -6,8 +6,10 @@
 // A Runnable tries its candidates in order, usually each one
 // retry(breaker(model)). It moves to the next when the current one's
 // failure says it cannot serve now (see CannotServe, or WithSwitchIf), and
-// never on the caller's own cancellation or deadline, nor once the caller's
-// context is done.
+// never on the caller's own cancellation, nor once the caller's context is
+// done. A candidate that stopped early for the deadline (its next attempt,
+// or a limiter's permit, would come too late) while the caller's context is
+// live is moved on from: the next may answer in time.
 //
 //   - Invoke returns the first candidate's success.
 //   - Stream moves on before the first chunk reaches the consumer; after

@@ -79,9 +79,13 @@ func New(candidates []core.Runnable, opts ...Option) (*Runnable, error) {
 // CannotServe is the default rule for moving to the next candidate: the
 // failure says this candidate cannot serve now. It holds for a *retry.Error
 // that ran out (outcome exhausted, budget_exhausted or
-// retry_after_too_long) or whose route was silent (silent_timeout: the
+// retry_after_too_long), whose route was silent (silent_timeout: the
 // provider sent nothing before the attempt's timeout, or closed the
-// connection after a long wait); for a prompt over the candidate's context
+// connection after a long wait), or that stopped for the deadline
+// (outcome deadline) while the caller's context is still live: its next
+// attempt, or a limiter's permit, would come too late, and the next
+// candidate may answer in time (a fallback never moves once the caller's
+// context is done, whatever the rule); for a prompt over the candidate's context
 // length (error.type context_length_exceeded, or a message
 // llmhttp.ParseOverflow reads), which a model with a larger window may
 // serve; and for a refusal made on this side of the wire (a Local()
@@ -89,10 +93,10 @@ func New(candidates []core.Runnable, opts ...Option) (*Runnable, error) {
 func CannotServe(err error) bool {
 	if re, ok := errors.AsType[*retry.Error](err); ok {
 		switch re.Outcome {
-		case retry.OutcomeExhausted, retry.OutcomeBudgetExhausted, retry.OutcomeRetryAfterTooLong, retry.OutcomeSilentTimeout:
-			return true
-		case retry.OutcomeCanceled, retry.OutcomeDeadline:
-			return false // the caller's own context, not the candidate
+		case retry.OutcomeExhausted, retry.OutcomeBudgetExhausted, retry.OutcomeRetryAfterTooLong, retry.OutcomeSilentTimeout, retry.OutcomeDeadline:
+			return true // for the deadline: next asks whether the caller's context is live
+		case retry.OutcomeCanceled:
+			return false // the caller's own cancellation, not the candidate
 		}
 	}
 	return errproto.Local(err) || overflows(err) || errproto.Type(err) == string(retry.OutcomeSilentTimeout)

@@ -107,7 +107,12 @@ func TestASharedLimitFallsBackToItsLastShare(t *testing.T) {
 				t.Fatal(err)
 			}
 		}
-		if peak, _, _ := p.counts(); peak != 2 || time.Since(start) != 3*time.Second {
+		// 1, then 2 as the first ended (its room and one of the raise),
+		// then the last 2: 5 answers in 3 s. Which of the two calls that
+		// end together at 2 s is told first is the scheduler's: the last
+		// two may start before the other has left the provider (3 in
+		// flight, within the share of 4), never the whole share at once.
+		if peak, _, _ := p.counts(); peak < 2 || peak > 3 || time.Since(start) != 3*time.Second {
 			t.Errorf("peak %d in %v; want 1, then 2 as the first ended, then the last 2: 5 answers in 3s", peak, time.Since(start))
 		}
 

@@ -375,7 +375,8 @@ func brokenOutcome(err error) Outcome {
 }
 
 // giveUp ends resuming or restarting the stream with e, whose outcome is
-// committed unless the caller's context ended it.
+// brokenOutcome's (committed, or silent_timeout after a stall) unless the
+// caller's context ended it.
 func (s *streamCall) giveUp(e *Error) *Error {
 	if e.Outcome != OutcomeCanceled && e.Outcome != OutcomeDeadline {
 		e.Outcome = brokenOutcome(e.Err)

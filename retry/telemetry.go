@@ -92,8 +92,11 @@ type telemetry struct {
 	recent [callspan.Methods]atomic.Pointer[opAttrs]
 }
 
-func newTelemetry(o *options) (*telemetry, error) {
-	t := &telemetry{}
+// providers resolves the options' providers (the global ones when unset)
+// and returns a nil tracer or meter for a no-op one, so that a call with
+// telemetry off pays for none of it.
+func providers(o *options) (trace.Tracer, metric.Meter) {
+	var tracer trace.Tracer
 	tp := o.tracerProvider
 	if tp == nil {
 		tp = otel.GetTracerProvider()
@@ -101,7 +104,7 @@ func newTelemetry(o *options) (*telemetry, error) {
 	switch tp.(type) {
 	case tnoop.TracerProvider, *tnoop.TracerProvider:
 	default:
-		t.tracer = version.Tracer(ScopeName, tp)
+		tracer = version.Tracer(ScopeName, tp)
 	}
 	mp := o.meterProvider
 	if mp == nil {
@@ -109,9 +112,17 @@ func newTelemetry(o *options) (*telemetry, error) {
 	}
 	switch mp.(type) {
 	case mnoop.MeterProvider, *mnoop.MeterProvider:
+		return tracer, nil
+	}
+	return tracer, version.Meter(ScopeName, mp)
+}
+
+func newTelemetry(o *options) (*telemetry, error) {
+	tracer, m := providers(o)
+	t := &telemetry{tracer: tracer}
+	if m == nil {
 		return t, nil
 	}
-	m := version.Meter(ScopeName, mp)
 	var err error
 	if t.attempts, err = m.Int64Counter("retry.attempts",
 		metric.WithDescription("Attempts made, including first attempts."),

@@ -18,7 +18,7 @@ require (
 	github.com/redis/go-redis/v9 v9.23.0
 	github.com/sethvargo/go-retry v0.5.0
 	github.com/steadfast-go/steadfast v1.0.0-rc.1
-	github.com/steadfast-go/steadfast/examples/observability v0.0.0-00010101000000-000000000000
+	github.com/steadfast-go/steadfast/examples/observability v1.0.0-rc.1
 	github.com/steadfast-go/steadfast/fleet v1.0.0-rc.1
 	github.com/steadfast-go/steadfast/providers/openai v1.0.0-rc.1
 	go.opentelemetry.io/otel v1.45.0

@@ -6,7 +6,7 @@ replace github.com/steadfast-go/steadfast => ../..
 
 require (
 	github.com/prometheus/client_golang v1.24.1
-	github.com/steadfast-go/steadfast v0.0.0-00010101000000-000000000000
+	github.com/steadfast-go/steadfast v1.0.0-rc.1
 	go.opentelemetry.io/otel/exporters/prometheus v0.67.0
 	go.opentelemetry.io/otel/metric v1.45.0
 	go.opentelemetry.io/otel/sdk/metric v1.45.0

@@ -169,5 +169,5 @@ func (c *replicaClient) Stream(ctx context.Context, in any, o ...core.Option) (<
 	return core.RunnableFunc(c.Invoke).Stream(ctx, in, o...)
 }
 
-// RateLimits implements llmhttp.RateLimited.
+// RateLimits is what the provider adapters report of their limits.
 func (c *replicaClient) RateLimits() (llmhttp.RateLimits, bool) { return c.limits.RateLimits() }

@@ -14,7 +14,9 @@
 //   - RateLimits and RateLimitTracker, what a response's headers say of
 //     the provider's limits, by which the ratelimit and pool packages pace
 //     calls before the provider answers 429 (a Runnable that reports them
-//     implements RateLimited).
+//     has their RateLimits method);
+//   - Inference, where an adapter's request leaves: the GenAI
+//     conventions' inference span, under a retry layer in that mode.
 //
 // It depends on no SDK, and of steadfast on core only.
 //
@@ -30,6 +32,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/steadfast-go/steadfast/internal/genai"
 	"github.com/steadfast-go/steadfast/internal/route"
 	"github.com/steadfast-go/steadfast/internal/streams"
 )
@@ -196,7 +199,11 @@ func pump[T any](ctx context.Context, s SDKStream[T], c *PumpConfig[T], ch chan<
 	var held []any // content-free events before the first with content
 	live := false  // an event with content was read: deliver everything
 	tool := false  // a tool call was delivered, and said
+	inference := genai.From(ctx)
 	for s.Next() {
+		if inference != nil {
+			inference.Chunk(ctx)
+		}
 		ev := s.Current()
 		if c.Observe != nil {
 			c.Observe(ev)

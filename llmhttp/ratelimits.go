@@ -166,14 +166,6 @@ func ietfParams(v string) map[string]int64 {
 	return out
 }
 
-// RateLimited is implemented by a Runnable that reads its provider's rate
-// limits from the headers of its responses (the providers' adapters do).
-type RateLimited interface {
-	// RateLimits returns what the last response that said anything of
-	// them said, and whether one did.
-	RateLimits() (RateLimits, bool)
-}
-
 // RateLimitTracker keeps the rate limits of the last response that said
 // anything of them. Its zero value is ready; it is safe for concurrent
 // use, and Observe takes no lock.
@@ -193,7 +185,10 @@ func (t *RateLimitTracker) Observe(resp *http.Response) {
 	}
 }
 
-// RateLimits implements RateLimited.
+// RateLimits returns what the last response that said anything of them
+// said, and whether one did. A Runnable that embeds a RateLimitTracker
+// (the providers' adapters do) has this method, by which the ratelimit and
+// pool packages find its limits through the decorators that wrap it.
 func (t *RateLimitTracker) RateLimits() (RateLimits, bool) {
 	if r := t.last.Load(); r != nil {
 		return *r, true

@@ -8,6 +8,7 @@ import (
 	semconv "go.opentelemetry.io/otel/semconv/v1.40.0"
 	"go.opentelemetry.io/otel/trace"
 
+	"github.com/steadfast-go/steadfast/internal/genai"
 	"github.com/steadfast-go/steadfast/internal/usage"
 )
 
@@ -24,7 +25,7 @@ type Response struct {
 }
 
 // Record puts r on the span in ctx (the attempt span, when a retry layer
-// made the call), if it records: gen_ai.response.id,
+// made the call; its inference span, under Inference's ctx), if it records: gen_ai.response.id,
 // gen_ai.response.model, gen_ai.response.finish_reasons,
 // gen_ai.usage.input_tokens and gen_ai.usage.output_tokens. Its usage is
 // also what the retry layer counts of the call's tokens (the call span's
@@ -34,6 +35,9 @@ type Response struct {
 func (r *Response) Record(ctx context.Context) {
 	if r.HasUsage {
 		usage.Report(ctx, r.InputTokens, r.OutputTokens)
+	}
+	if s := genai.From(ctx); s != nil {
+		s.Respond(r.HasUsage, r.InputTokens, r.OutputTokens, len(r.FinishReasons) > 0)
 	}
 	span := trace.SpanFromContext(ctx)
 	if !span.IsRecording() {

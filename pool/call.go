@@ -13,6 +13,7 @@ import (
 
 	"github.com/steadfast-go/steadfast/core"
 	"github.com/steadfast-go/steadfast/internal/errproto"
+	"github.com/steadfast-go/steadfast/internal/genai"
 	"github.com/steadfast-go/steadfast/internal/room"
 	"github.com/steadfast-go/steadfast/internal/route"
 	"github.com/steadfast-go/steadfast/internal/streams"
@@ -97,7 +98,9 @@ func (r *Runnable) enter(ctx context.Context, d *deployment) {
 	if d.Group != "" {
 		span.SetAttributes(attrGroup.String(d.Group))
 	}
-	span.SetAttributes(d.attrs...)
+	if genai.From(ctx) == nil || !genai.IsInference(d.attrs) { // else the inference span carries them
+		span.SetAttributes(d.attrs...)
+	}
 	if d.returned() {
 		span.AddEvent("pool.return", trace.WithAttributes(attrDeployment.String(d.Name)))
 	}

@@ -30,7 +30,7 @@
 // together on a rate limit: the next attempt goes to another group.
 //
 // A deployment whose Runnable reads its provider's rate-limit headers
-// (llmhttp.RateLimited: the providers' adapters do) is passed over once
+// (a RateLimits method, as the providers' adapters have) is passed over once
 // they say it has no request left until their reset. When that alone
 // leaves no deployment, the call waits in the pool for the first reset,
 // up to WithMaxWait and its context's deadline, and takes its turn then:
@@ -61,7 +61,6 @@ import (
 	"github.com/steadfast-go/steadfast/internal/callspan"
 	"github.com/steadfast-go/steadfast/internal/pace"
 	"github.com/steadfast-go/steadfast/internal/version"
-	"github.com/steadfast-go/steadfast/llmhttp"
 )
 
 // ScopeName is the OpenTelemetry instrumentation scope of the meter.
@@ -254,7 +253,7 @@ func (r *Runnable) add(deployments []Deployment) error {
 			d.Weight = 1
 		}
 		dep := &deployment{Deployment: d, index: i, attrs: callspan.Attributes(d.Runnable)}
-		if src, ok := core.Find[llmhttp.RateLimited](d.Runnable); ok {
+		if src, ok := core.Find[pace.Source](d.Runnable); ok {
 			dep.pace = pace.New(src)
 		}
 		r.deps = append(r.deps, dep)
@@ -319,7 +318,7 @@ type deployment struct {
 	deadUntil atomic.Int64
 	deadWhy   string
 	// pace, when the deployment reads its provider's limits from its
-	// responses' headers (llmhttp.RateLimited), passes it over until their
+	// responses' headers (its RateLimits method), passes it over until their
 	// reset once they leave no room.
 	pace *pace.Pace
 	// group is the deployments of its Group, itself included; nil when it

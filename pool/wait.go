@@ -23,7 +23,7 @@ const attrWait = attribute.Key("pool.wait")
 
 // WithMaxWait sets how long a call waits at most, within its context's
 // deadline, when no deployment can take it only because their providers'
-// headers (llmhttp.RateLimited) say they have no room left until a reset:
+// headers (a RateLimits method) say they have no room left until a reset:
 // the call waits in the pool for the first reset and takes its turn then,
 // without spending a retry. Past it, or with 0, the pool refuses at once
 // with an *UnavailableError, as it does when deployments cool down after

@@ -22,7 +22,7 @@
 // of its items; a Stream settles when it ends.
 //
 // When the chain's provider reads its rate-limit headers
-// (llmhttp.RateLimited: the provider adapters do), the calls are also
+// (a RateLimits method, as the provider adapters have), the calls are also
 // paced by them: once they leave no room until their reset, a call waits
 // for it, within the same WithMaxWait and deadline, rather than meet a
 // 429. A call is counted against them as it goes, after its turn in the
@@ -56,7 +56,6 @@ import (
 	"github.com/steadfast-go/steadfast/internal/room"
 	"github.com/steadfast-go/steadfast/internal/streams"
 	"github.com/steadfast-go/steadfast/internal/version"
-	"github.com/steadfast-go/steadfast/llmhttp"
 )
 
 // ScopeName is the OpenTelemetry instrumentation scope of the meter.
@@ -75,12 +74,12 @@ type Runnable struct {
 	usage   func(output any) int
 	waits   metric.Float64Histogram
 	// pace, when the inner chain reads its provider's limits from the
-	// headers of its responses (llmhttp.RateLimited), holds calls that
+	// headers of its responses (its RateLimits method), holds calls that
 	// those limits have no room for until their reset.
 	pace *pace.Pace
 	// src is the chain's limits, and shared the backend's count of the
 	// fleet's calls against them, when the backend keeps one.
-	src    llmhttp.RateLimited
+	src    pace.Source
 	shared SharedHeaders
 }
 
@@ -106,7 +105,7 @@ func newRunnable(fn string, inner core.Runnable, b Backend, opts []Option) (*Run
 		}
 	}
 	r := &Runnable{inner: inner, b: b, maxWait: rate.InfDuration, cost: c.cost, usage: c.usage}
-	if src, ok := core.Find[llmhttp.RateLimited](inner); ok {
+	if src, ok := core.Find[pace.Source](inner); ok {
 		r.pace, r.src = pace.New(src), src
 		r.shared, _ = b.(SharedHeaders)
 	}

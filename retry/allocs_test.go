@@ -8,6 +8,7 @@ import (
 
 	"github.com/steadfast-go/steadfast/core"
 	"github.com/steadfast-go/steadfast/internal/race"
+	"github.com/steadfast-go/steadfast/llmhttp"
 	"github.com/steadfast-go/steadfast/retry"
 )
 
@@ -33,6 +34,9 @@ func TestAllocationsPerCall(t *testing.T) {
 	recommended := func(opts []retry.Option) []retry.Option {
 		return append(opts[:len(opts):len(opts)], retry.WithBudget(retry.RecommendedBudget()))
 	}
+	genAI := func(opts []retry.Option) []retry.Option {
+		return append(opts[:len(opts):len(opts)], retry.WithGenAIConventions())
+	}
 	for _, c := range []struct {
 		name  string
 		inner core.RunnableFunc
@@ -43,8 +47,10 @@ func TestAllocationsPerCall(t *testing.T) {
 		{"success/telemetry=off/recommended-budget", succeeding, recommended(off), 1},
 		{"success/telemetry=sdk-traces", succeeding, traces, 7}, // two spans, their attributes, the attempt with its meters
 		{"success/telemetry=sdk", succeeding, sdk, 7},
+		{"success/telemetry=off/adapter-marks-inference", inferring, off, 1}, // llmhttp.Inference costs nothing outside the GenAI mode
 		{"two-failures/telemetry=off", failingTwice, off, 11},
 		{"two-failures/telemetry=sdk-traces", failingTwice, traces, 42},
+		{"success/telemetry=sdk/genai", inferring, genAI(sdk), 32}, // a third span, its response attributes, seven measurements
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			r, err := retry.New(c.inner, benchConfig(), c.opts...)
@@ -61,6 +67,15 @@ func TestAllocationsPerCall(t *testing.T) {
 			}
 		})
 	}
+}
+
+// inferring is a provider adapter's call that succeeds: it marks where
+// its request leaves and records the response's usage.
+func inferring(ctx context.Context, _ any, _ ...core.Option) (any, error) {
+	ctx = llmhttp.Inference(ctx, adapterAttrs...)
+	r := llmhttp.Response{HasUsage: true, InputTokens: 10, OutputTokens: 5}
+	r.Record(ctx)
+	return "ok", nil
 }
 
 // inFreshProcess runs the calling test again in a process of its own and

@@ -8,6 +8,7 @@ import (
 	"sync/atomic"
 
 	"github.com/steadfast-go/steadfast/core"
+	"github.com/steadfast-go/steadfast/internal/genai"
 	"github.com/steadfast-go/steadfast/internal/usage"
 )
 
@@ -42,17 +43,23 @@ func AttemptFromContext(ctx context.Context) (AttemptInfo, bool) {
 	if !ok {
 		return AttemptInfo{}, false
 	}
-	retries := 0
-	for o, ok := a, true; ok; o, ok = o.root.Context.Value(attemptKey{}).(*attemptCtx) {
-		retries += int(o.attempt) - 1
-	}
 	return AttemptInfo{
 		Attempt:      int(a.attempt),
 		MaxAttempts:  int(a.maxAttempts),
 		InvocationID: a.root.invocationID(),
 		Operation:    a.operation,
-		Retries:      retries,
+		Retries:      a.retries(),
 	}, true
+}
+
+// retries is AttemptInfo.Retries: the request's sends before attempt a,
+// by its layer and every layer whose attempt it runs inside.
+func (a *attemptCtx) retries() int {
+	n := 0
+	for o, ok := a, true; ok; o, ok = o.root.Context.Value(attemptKey{}).(*attemptCtx) {
+		n += int(o.attempt) - 1
+	}
+	return n
 }
 
 type attemptKey struct{}
@@ -83,6 +90,9 @@ type attemptCtx struct {
 	// with core.WithState). Its zero value costs nothing until a
 	// decorator stores something in it.
 	state core.State
+	// gen is the attempt's inference in the GenAI conventions' mode, nil
+	// otherwise (and in a Batch, whose items have their own).
+	gen *genai.Slot
 }
 
 // meteredAttempt is an attempt's context when the call counts tokens: the
@@ -122,6 +132,8 @@ func (c *attemptCtx) Value(key any) any {
 		return nil // the call's own: calls nested in its attempts start afresh
 	case core.ItemContextKey:
 		return nil // an outer Batch's items are not this attempt's: its own are above it
+	case genai.Key{}:
+		return c.gen // nil hides an outer layer's: this attempt's requests are not its
 	case core.StateContextKey:
 		if s := c.root.Context.Value(key); s != nil {
 			return s // the call's context had one: the call keeps it

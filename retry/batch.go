@@ -158,6 +158,9 @@ func (b *batchCall) sendRound(ctx context.Context, n int) (a attempt, failed []i
 	a, outs, err := b.send(ctx, n)
 	b.pending = nil
 	itemErrs, whole, bad := batchcheck.Items(len(sent), outs, err)
+	if a.gens != nil && bad == nil {
+		b.c.endItemInferences(ctx, &a, itemErrs)
+	}
 	if bad != nil { // a malformed answer: nothing to retry
 		bad = fmt.Errorf("retry: %w", bad)
 		b.c.endAttempt(ctx, &a, bad, decision{outcome: OutcomeNotRetryable})
@@ -293,6 +296,9 @@ func (b *batchCall) send(ctx context.Context, n int) (attempt, []any, error) {
 			a.items[i] = usage.New(a.meter)
 		}
 		a.ctx = context.WithValue(a.ctx, core.ItemContextKey, a.items.Item)
+	}
+	if c.r.tel.genAI != nil {
+		c.itemInferences(&a, len(sub))
 	}
 	outs, err := c.r.inner.Batch(a.ctx, sub, b.opts...)
 	return a, outs, a.result(ctx, err)

@@ -194,3 +194,33 @@ func BenchmarkBudget(b *testing.B) {
 		})
 	}
 }
+
+// BenchmarkAdapterInvoke is a provider adapter's successful call (it marks
+// its inference and records its response) through a retry layer: off, with
+// the recording SDK, and with the SDK in the GenAI conventions' mode,
+// whose third span and seven measurements are its cost.
+func BenchmarkAdapterInvoke(b *testing.B) {
+	ctx := context.Background()
+	sdk := telemetrySetups[3].opts
+	for _, setup := range []struct {
+		name string
+		opts []retry.Option
+	}{
+		{"telemetry=off", telemetrySetups[0].opts},
+		{"telemetry=sdk", sdk},
+		{"telemetry=sdk/genai", append(sdk[:len(sdk):len(sdk)], retry.WithGenAIConventions())},
+	} {
+		b.Run(setup.name, func(b *testing.B) {
+			r, err := retry.New(core.RunnableFunc(inferring), benchConfig(), setup.opts...)
+			if err != nil {
+				b.Fatal(err)
+			}
+			b.ReportAllocs()
+			for b.Loop() {
+				if benchSink, err = r.Invoke(ctx, "q"); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+	}
+}

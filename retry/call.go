@@ -13,6 +13,7 @@ import (
 	"github.com/steadfast-go/steadfast/core"
 	"github.com/steadfast-go/steadfast/internal/callspan"
 	"github.com/steadfast-go/steadfast/internal/errproto"
+	"github.com/steadfast-go/steadfast/internal/genai"
 	"github.com/steadfast-go/steadfast/internal/room"
 	"github.com/steadfast-go/steadfast/internal/usage"
 )
@@ -141,8 +142,10 @@ type attempt struct {
 	ctx    context.Context
 	span   trace.Span // nil unless the call span is recording
 	cancel context.CancelFunc
-	meter  *usage.Meter // the attempt's tokens; nil when the call counts none
-	items  usage.Items  // a Batch attempt's, each input's tokens
+	meter  *usage.Meter  // the attempt's tokens; nil when the call counts none
+	items  usage.Items   // a Batch attempt's, each input's tokens
+	gen    *genai.Slot   // the attempt's inference, in the GenAI conventions' mode
+	gens   []*genai.Slot // a Batch attempt's, each item's
 }
 
 // startAttempt fills a, zero, with attempt n's context: it carries AttemptInfo,
@@ -175,6 +178,10 @@ func (c *call) startAttempt(ctx context.Context, a *attempt, n int, timeout time
 	}
 	if c.recording {
 		a.ctx, a.span = c.r.tel.tracer.Start(a.ctx, spanAttempt)
+	}
+	if c.r.tel.genAI != nil && c.method != callspan.Batch {
+		a.gen = c.r.tel.genAI.NewSlot(c.method == callspan.Stream, actx.retries())
+		actx.gen = a.gen
 	}
 	if timeout > 0 {
 		a.ctx, a.cancel = context.WithTimeoutCause(a.ctx, timeout, ErrAttemptTimeout)
@@ -216,6 +223,9 @@ func (c *call) endAttempt(ctx context.Context, a *attempt, err error, d decision
 		c.discard(a)
 	}
 	c.live = false
+	if a.gen != nil || a.gens != nil {
+		c.endInferences(ctx, a, err)
+	}
 	if c.liveSpan != nil || c.liveCancel != nil {
 		c.liveSpan, c.liveCancel = nil, nil
 	}

@@ -21,7 +21,7 @@
 // returns at once. Every failure is an *Error with the attempts made, the
 // Outcome and the last error. Policies are plain data (RetryConfig, whose
 // fields document their defaults), per operation (WithOperationConfig) and
-// in JSON files (LoadPolicies).
+// in JSON files (ParsePolicies).
 //
 // # What is retried
 //
@@ -98,8 +98,13 @@
 // on the call span. Metrics: retry.attempts and retry.calls (counters),
 // retry.backoff.duration (histogram, seconds), retry.budget.refused
 // (counter; reason throttled for a first attempt, retry_budget for a
-// retry) and, for a budget that says it, retry.budget.throttle (gauge),
-// with the attributes retry.operation, retry.method, retry.outcome,
-// error.type and reason only. Inputs, outputs and
-// prompts are never recorded.
+// retry), for a budget that says it, retry.budget.throttle (gauge),
+// retry.tokens (counter), and the durations retry.call.duration,
+// retry.call.attempts, retry.call.delay, retry.attempt.duration and
+// retry.attempt.time_to_first_chunk (histograms), with the attributes
+// retry.operation, retry.method, retry.outcome, error.type, reason and
+// retry.token.fate only. WithGenAIConventions adds the GenAI conventions'
+// inference span and metrics for each request a provider adapter sends.
+// docs/telemetry.md lists every name. Inputs, outputs and prompts are
+// never recorded.
 package retry

@@ -22,6 +22,7 @@ type options struct {
 	budget         Budget
 	policies       map[string]RetryConfig
 	random         func() float64 // test seam for jitter; nil means math/rand/v2
+	genAI          bool           // the GenAI conventions' latest mode
 }
 
 // RetryEvent describes a retry about to happen, as seen by WithOnRetry hooks.
@@ -89,6 +90,30 @@ func WithOnRetry(hook func(context.Context, RetryEvent)) Option {
 			o.onRetry = append(o.onRetry, hook)
 		}
 	}
+}
+
+// WithGenAIConventions records each attempt that reaches a provider as the
+// GenAI semantic conventions' latest (Development) form says, as
+// OTEL_SEMCONV_STABILITY_OPT_IN=gen_ai_latest_experimental does for every
+// RetryRunnable: a CLIENT span gen_ai.client.inference, named
+// "{gen_ai.operation.name} {gen_ai.request.model}", under the attempt span,
+// started where the provider adapter sends the request (llmhttp.Inference:
+// the providers in this repository do), with http.request.resend_count on
+// resends, error.type on failures and gen_ai.response.finish_reasons
+// ["error"] for a stream that broke; and the metrics
+// gen_ai.client.inference.duration, .time_to_first_chunk,
+// .time_per_output_chunk, the .usage.input_tokens and .usage.output_tokens
+// counters (every inference, 0 when no usage came) and the
+// .operation.input_tokens and .operation.output_tokens histograms
+// (inferences that succeeded). The call span then carries no gen_ai.*
+// attribute of an inference (an MCP tool's execute_tool stays), so that a
+// backend counts each inference once; an attempt
+// refused locally (a budget, limiter or breaker) emits no gen_ai.* at all.
+// steadfast's own spans and metrics are unchanged. Put it on the retry
+// layer nearest the provider: an inner layer without it hides the
+// provider's requests from an outer one that has it.
+func WithGenAIConventions() Option {
+	return func(o *options) { o.genAI = true }
 }
 
 // WithBudget makes every retry ask b for permission. Share one Budget among

@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"os"
 	"slices"
 )
 
@@ -13,8 +12,8 @@ import (
 // operation has no entry of its own.
 const defaultPolicy = "default"
 
-// Policies are per-operation retry policies, usually loaded from a JSON
-// file with LoadPolicies:
+// Policies are per-operation retry policies, usually read from a JSON
+// file (os.ReadFile, then ParsePolicies):
 //
 //	{
 //	  "default":   {"max_retries": 2, "initial_backoff": "200ms", "max_backoff": "5s", "jitter": 0.2},
@@ -45,20 +44,6 @@ func (p Policies) Options() []Option {
 		opts = append(opts, WithOperationConfig(op, p.Operations[op]))
 	}
 	return opts
-}
-
-// LoadPolicies reads a policy file; see Policies for its format and
-// ParsePolicies for its errors.
-func LoadPolicies(path string) (Policies, error) {
-	data, err := os.ReadFile(path)
-	if err != nil {
-		return Policies{}, fmt.Errorf("retry: policies: %w", err)
-	}
-	p, err := ParsePolicies(data)
-	if err != nil {
-		return Policies{}, fmt.Errorf("%s: %w", path, err)
-	}
-	return p, nil
 }
 
 // ParsePolicies parses a policy document: a JSON object mapping operation

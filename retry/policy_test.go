@@ -3,8 +3,6 @@ package retry_test
 import (
 	"errors"
 	"fmt"
-	"os"
-	"path/filepath"
 	"strings"
 	"testing"
 	"testing/synctest"
@@ -65,19 +63,6 @@ func TestParsePoliciesErrorsNameOperationAndField(t *testing.T) {
 				t.Errorf("ParsePolicies(%s) error = %q, want it to name %s", doc, err, w)
 			}
 		}
-	}
-}
-
-func TestLoadPoliciesFile(t *testing.T) {
-	path := filepath.Join(t.TempDir(), "policies.json")
-	if err := os.WriteFile(path, []byte(policyDoc), 0o600); err != nil {
-		t.Fatal(err)
-	}
-	if _, err := retry.LoadPolicies(path); err != nil {
-		t.Fatalf("LoadPolicies() error = %v", err)
-	}
-	if _, err := retry.LoadPolicies(filepath.Join(t.TempDir(), "missing.json")); !errors.Is(err, os.ErrNotExist) {
-		t.Errorf("LoadPolicies(missing) error = %v, want os.ErrNotExist", err)
 	}
 }
 

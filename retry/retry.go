@@ -11,6 +11,7 @@ import (
 
 	"github.com/steadfast-go/steadfast/core"
 	"github.com/steadfast-go/steadfast/internal/callspan"
+	"github.com/steadfast-go/steadfast/internal/genai"
 )
 
 // RetryRunnable wraps a core.Runnable and retries its transient failures with
@@ -152,6 +153,9 @@ func (r *RetryRunnable) bind(inner core.Runnable) {
 	r.name = core.NameOf(inner)
 	r.idem, _ = core.Find[core.Idempotency](inner)
 	r.callAttrs = callspan.Attributes(inner)
+	if r.tel.genAI != nil && genai.IsInference(r.callAttrs) {
+		r.callAttrs = nil // the inference spans carry them, not the call span
+	}
 	if resumer, ok := inner.(core.Resumer); ok && resumer.CanResume(context.Background()) {
 		r.resumer = resumer
 	}

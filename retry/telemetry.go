@@ -15,6 +15,7 @@ import (
 	tnoop "go.opentelemetry.io/otel/trace/noop"
 
 	"github.com/steadfast-go/steadfast/internal/callspan"
+	"github.com/steadfast-go/steadfast/internal/genai"
 	"github.com/steadfast-go/steadfast/internal/version"
 )
 
@@ -85,8 +86,11 @@ type telemetry struct {
 	budgetRefused metric.Int64Counter
 	tokens        metric.Int64Counter
 	durations     durations
-	attrs         sync.Map // opKey → *opAttrs, at most maxCachedOps entries
-	cachedOps     atomic.Int64
+	// genAI records inferences in the GenAI conventions' latest form; nil
+	// unless that mode is on and a provider records.
+	genAI     *genai.Instruments
+	attrs     sync.Map // opKey → *opAttrs, at most maxCachedOps entries
+	cachedOps atomic.Int64
 	// recent holds, per callspan.Method, the opAttrs used last: most RetryRunnables
 	// serve one operation, and comparing a key costs less than hashing it.
 	recent [callspan.Methods]atomic.Pointer[opAttrs]
@@ -120,10 +124,15 @@ func providers(o *options) (trace.Tracer, metric.Meter) {
 func newTelemetry(o *options) (*telemetry, error) {
 	tracer, m := providers(o)
 	t := &telemetry{tracer: tracer}
+	var err error
+	if (o.genAI || genai.FromEnv()) && (tracer != nil || m != nil) {
+		if t.genAI, err = genai.New(tracer, m); err != nil {
+			return nil, err
+		}
+	}
 	if m == nil {
 		return t, nil
 	}
-	var err error
 	if t.attempts, err = m.Int64Counter("retry.attempts",
 		metric.WithDescription("Attempts made, including first attempts."),
 		metric.WithUnit("{attempt}")); err != nil {

@@ -83,18 +83,38 @@ func TestTheTelemetryDocListsEveryMetric(t *testing.T) {
 	if _, err := retry.New(mock.New(), testConfig(), retry.WithMeterProvider(p), retry.WithBudget(retry.RecommendedBudget())); err != nil {
 		t.Fatal(err)
 	}
-	doc := docMetrics(t, "retry")
-	for name, kind := range p.made {
+	sameMetrics(t, "retry", p.made, docMetrics(t, "retry"))
+	if len(p.made) < 11 {
+		t.Errorf("retry made %d instruments (%v), want its 11: the check reads nothing", len(p.made), p.made)
+	}
+
+	// WithGenAIConventions adds the conventions' instruments, in the rows
+	// whose "where" says so.
+	g := &instruments{made: map[string]string{}}
+	if _, err := retry.New(mock.New(), testConfig(), retry.WithMeterProvider(g), retry.WithGenAIConventions()); err != nil {
+		t.Fatal(err)
+	}
+	for name := range p.made {
+		delete(g.made, name)
+	}
+	sameMetrics(t, "retry, GenAI mode", g.made, docMetrics(t, "retry, GenAI mode"))
+	if len(g.made) != 7 {
+		t.Errorf("the GenAI mode made %d instruments (%v), want the conventions' 7", len(g.made), g.made)
+	}
+}
+
+// sameMetrics fails unless the instruments made (name → kind) are those
+// the doc's rows for where list.
+func sameMetrics(t *testing.T, where string, made, doc map[string]string) {
+	t.Helper()
+	for name, kind := range made {
 		if doc[name] != kind {
-			t.Errorf("retry makes the %s %s; docs/telemetry.md lists it as %q", kind, name, doc[name])
+			t.Errorf("%s makes the %s %s; docs/telemetry.md lists it as %q", where, kind, name, doc[name])
 		}
 	}
 	for name := range doc {
-		if _, ok := p.made[name]; !ok {
-			t.Errorf("docs/telemetry.md lists %s, which retry does not make", name)
+		if _, ok := made[name]; !ok {
+			t.Errorf("docs/telemetry.md lists %s for %s, which does not make it", name, where)
 		}
-	}
-	if len(p.made) < 11 {
-		t.Errorf("retry made %d instruments (%v), want its 11: the check reads nothing", len(p.made), p.made)
 	}
 }

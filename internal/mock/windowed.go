@@ -14,7 +14,7 @@ import (
 // Windowed is one API key of a provider: Quota calls a Window, a 429
 // beyond, and on every answer OpenAI's headers saying what is left and
 // when the window resets, which it reads as a provider adapter does
-// (llmhttp.RateLimited). Windows start on multiples of Window.
+// (a RateLimits method, as the providers have). Windows start on multiples of Window.
 type Windowed struct {
 	Quota  int
 	Window time.Duration
@@ -69,7 +69,7 @@ func (p *Windowed) Stream(ctx context.Context, in any, o ...core.Option) (<-chan
 	return core.RunnableFunc(p.Invoke).Stream(ctx, in, o...)
 }
 
-// RateLimits implements llmhttp.RateLimited.
+// RateLimits says what the last window allows.
 func (p *Windowed) RateLimits() (llmhttp.RateLimits, bool) { return p.limits.RateLimits() }
 
 // Unlimited is p without its headers: a provider whose limits are

@@ -43,17 +43,25 @@ import (
 	"github.com/steadfast-go/steadfast/llmhttp"
 )
 
+// Source is a Runnable that reads its provider's rate limits from the
+// headers of its responses: the providers' adapters do, by embedding an
+// llmhttp.RateLimitTracker. RateLimits returns what the last response that
+// said anything of them said, and whether one did.
+type Source interface {
+	RateLimits() (llmhttp.RateLimits, bool)
+}
+
 // Pace paces the calls to one provider by what its last answers said of
 // its limits. It is safe for concurrent use.
 type Pace struct {
-	src llmhttp.RateLimited
+	src Source
 
 	mu               sync.Mutex
 	requests, tokens count
 }
 
 // New returns a Pace over src's limits.
-func New(src llmhttp.RateLimited) *Pace { return &Pace{src: src} }
+func New(src Source) *Pace { return &Pace{src: src} }
 
 // Reserve counts one call of cost tokens (0 when the caller does not count
 // tokens) at now when the provider's limits leave room for it, or say

@@ -9,7 +9,7 @@ import (
 	"github.com/steadfast-go/steadfast/llmhttp"
 )
 
-// lastAnswer is the RateLimited of a vector: the last answer received.
+// lastAnswer is the pace.Source of a vector: the last answer received.
 type lastAnswer struct {
 	r  llmhttp.RateLimits
 	ok bool

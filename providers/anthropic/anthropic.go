@@ -72,7 +72,7 @@ func NewMessages(model string, opts ...option.RequestOption) *Messages {
 
 // RateLimits returns the rate limits the last response's headers gave
 // (anthropic-ratelimit-*), successes and failures alike
-// (llmhttp.RateLimited).
+// (its RateLimits method).
 func (m *Messages) RateLimits() (llmhttp.RateLimits, bool) { return m.limits.RateLimits() }
 
 // Name returns "anthropic.messages", the default operation of its calls.
@@ -97,6 +97,7 @@ func (m *Messages) Invoke(ctx context.Context, input any, _ ...core.Option) (any
 	if err != nil {
 		return nil, err
 	}
+	ctx = llmhttp.Inference(ctx, m.CallAttributes()...) // the request leaves here
 	msg, err := m.client.Messages.New(ctx, params)
 	if err != nil {
 		return nil, AdaptError(err)
@@ -127,6 +128,7 @@ func (m *Messages) Stream(ctx context.Context, input any, _ ...core.Option) (<-c
 	if err != nil {
 		return nil, err
 	}
+	ctx = llmhttp.Inference(ctx, m.CallAttributes()...) // the request leaves here
 	s := m.client.Messages.NewStreaming(ctx, params)
 	if err := s.Err(); err != nil {
 		_ = s.Close()

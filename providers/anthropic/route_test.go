@@ -30,7 +30,18 @@ func TestAPrimaryThatCannotServeIsTriedOnce(t *testing.T) {
 // that accepts resets, through anthropic-sdk-go (see
 // llmhttptest.CheckRestarts).
 func TestABrokenStreamRestarts(t *testing.T) {
-	llmhttptest.CheckRestarts(t, llmhttptest.Restarts{
+	llmhttptest.CheckRestarts(t, restarts(t))
+}
+
+// In the GenAI conventions' mode each request is an inference span of its
+// own (see llmhttptest.CheckInference).
+func TestInferenceSpans(t *testing.T) {
+	llmhttptest.CheckInference(t, restarts(t), "chat "+model)
+}
+
+// restarts is the provider for the llmhttptest checks.
+func restarts(t *testing.T) llmhttptest.Restarts {
+	return llmhttptest.Restarts{
 		New: func(c *http.Client) core.Runnable {
 			return anthropic.NewMessages(model, option.WithAPIKey("test-key"), option.WithBaseURL("http://anthropic.test/"), option.WithHTTPClient(c))
 		},
@@ -40,5 +51,5 @@ func TestABrokenStreamRestarts(t *testing.T) {
 		End:   []string{stop()},
 		ToolCall: event("content_block_start",
 			`{"type":"content_block_start","index":0,"content_block":{"type":"tool_use","id":"toolu_1","name":"charge_card","input":{}}}`),
-	})
+	}
 }

@@ -92,6 +92,7 @@ func (m *Models) Invoke(ctx context.Context, input any, _ ...core.Option) (any, 
 	if err != nil {
 		return nil, err
 	}
+	ctx = llmhttp.Inference(ctx, m.CallAttributes()...) // the request leaves here
 	res, err := m.client.Models.GenerateContent(ctx, m.model, req.Contents, req.Config)
 	if err != nil {
 		return nil, AdaptError(err)
@@ -118,6 +119,7 @@ func (m *Models) Stream(ctx context.Context, input any, _ ...core.Option) (<-cha
 	if err != nil {
 		return nil, err
 	}
+	ctx = llmhttp.Inference(ctx, m.CallAttributes()...) // the request leaves here
 	seq := m.client.Models.GenerateContentStream(ctx, m.model, req.Contents, req.Config)
 	var r llmhttp.Response
 	return llmhttp.PumpSeq(ctx, seq, llmhttp.PumpConfig[*genai.GenerateContentResponse]{

@@ -26,11 +26,22 @@ func TestAPrimaryThatCannotServeIsTriedOnce(t *testing.T) {
 // A stream that breaks after its first chunk starts again, for a caller
 // that accepts resets, through genai (see llmhttptest.CheckRestarts).
 func TestABrokenStreamRestarts(t *testing.T) {
-	llmhttptest.CheckRestarts(t, llmhttptest.Restarts{
+	llmhttptest.CheckRestarts(t, restarts(t))
+}
+
+// In the GenAI conventions' mode each request is an inference span of its
+// own (see llmhttptest.CheckInference).
+func TestInferenceSpans(t *testing.T) {
+	llmhttptest.CheckInference(t, restarts(t), "generate_content "+model)
+}
+
+// restarts is the provider for the llmhttptest checks.
+func restarts(t *testing.T) llmhttptest.Restarts {
+	return llmhttptest.Restarts{
 		New:      func(c *http.Client) core.Runnable { return newModels(t, c) },
 		Text:     gemini.Text,
 		Token:    func(text string) string { return response(text, "") },
 		End:      []string{response("", "STOP")},
 		ToolCall: `{"candidates":[{"content":{"role":"model","parts":[{"functionCall":{"name":"charge_card","args":{}}}]},"index":0}]}`,
-	})
+	}
 }

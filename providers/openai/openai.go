@@ -61,7 +61,7 @@ func NewChat(model string, opts ...option.RequestOption) *Chat {
 }
 
 // RateLimits returns the rate limits the last response's headers gave
-// (x-ratelimit-*), successes and failures alike (llmhttp.RateLimited).
+// (x-ratelimit-*), successes and failures alike (its RateLimits method).
 func (c *Chat) RateLimits() (llmhttp.RateLimits, bool) { return c.limits.RateLimits() }
 
 // observeLimits is a request option that tells the server each
@@ -98,6 +98,7 @@ func (c *Chat) Invoke(ctx context.Context, input any, _ ...core.Option) (any, er
 	if err != nil {
 		return nil, err
 	}
+	ctx = llmhttp.Inference(ctx, c.CallAttributes()...) // the request leaves here
 	res, err := c.client.Chat.Completions.New(ctx, params)
 	if err != nil {
 		return nil, AdaptError(err)
@@ -132,6 +133,7 @@ func (c *Chat) Stream(ctx context.Context, input any, _ ...core.Option) (<-chan 
 	if !params.StreamOptions.IncludeUsage.Valid() {
 		params.StreamOptions.IncludeUsage = oai.Bool(true)
 	}
+	ctx = llmhttp.Inference(ctx, c.CallAttributes()...) // the request leaves here
 	s := c.client.Chat.Completions.NewStreaming(ctx, params)
 	if err := s.Err(); err != nil {
 		_ = s.Close()

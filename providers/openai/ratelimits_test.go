@@ -39,7 +39,9 @@ func TestOpenAIReadsRateLimitsFromEveryResponse(t *testing.T) {
 			withHeaders(completion("Hi"), "x-ratelimit-remaining-requests", "lots", "x-ratelimit-limit-tokens", "-1", "x-ratelimit-remaining-tokens", "-1"),
 		)
 		chat := openai.NewChat(model, option.WithAPIKey("k"), option.WithBaseURL("http://openai.test/v1/"), option.WithHTTPClient(srv.Client()))
-		var _ llmhttp.RateLimited = chat
+		var _ interface {
+			RateLimits() (llmhttp.RateLimits, bool)
+		} = chat
 		if _, ok := chat.RateLimits(); ok {
 			t.Fatal("RateLimits() known before any response")
 		}

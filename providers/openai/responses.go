@@ -106,6 +106,7 @@ func (r *Responses) Invoke(ctx context.Context, input any, _ ...core.Option) (an
 		return nil, err
 	}
 	var res *responses.Response
+	ctx = llmhttp.Inference(ctx, r.CallAttributes()...) // the request leaves here (the polls are part of it)
 	if r.resumable {
 		res, err = r.invokeInBackground(ctx, params)
 	} else {
@@ -149,6 +150,7 @@ func (r *Responses) Stream(ctx context.Context, input any, _ ...core.Option) (<-
 		params.Background, params.Store = param.NewOpt(true), param.NewOpt(true)
 		st = core.StateFrom(ctx)
 	}
+	ctx = llmhttp.Inference(ctx, r.CallAttributes()...) // the request leaves here
 	s := r.client.Responses.NewStreaming(ctx, params)
 	if err := s.Err(); err != nil {
 		_ = s.Close()
@@ -170,6 +172,7 @@ func (r *Responses) Resume(ctx context.Context, _ any, last any, _ ...core.Optio
 	if !r.resumable || !ok || id == "" {
 		return nil, fmt.Errorf("openai: responses: no background response to resume: %w", core.ErrNotResumable)
 	}
+	ctx = llmhttp.Inference(ctx, r.CallAttributes()...) // the request leaves here
 	s := r.client.Responses.GetStreaming(ctx, id, responses.ResponseGetParams{StartingAfter: param.NewOpt(ev.SequenceNumber)},
 		option.WithQuery("stream", "true"), option.WithMiddleware(getWithoutBody))
 	if err := s.Err(); err != nil {
@@ -190,7 +193,7 @@ func getWithoutBody(req *http.Request, next option.MiddlewareNext) (*http.Respon
 }
 
 // RateLimits returns the rate limits the last response's headers gave
-// (x-ratelimit-*), successes and failures alike (llmhttp.RateLimited).
+// (x-ratelimit-*), successes and failures alike (its RateLimits method).
 func (r *Responses) RateLimits() (llmhttp.RateLimits, bool) { return r.limits.RateLimits() }
 
 // CanResume reports whether its streams resume (with WithResumableStreams)

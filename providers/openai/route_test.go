@@ -30,7 +30,18 @@ func TestAPrimaryThatCannotServeIsTriedOnce(t *testing.T) {
 // A stream that breaks after its first chunk starts again, for a caller
 // that accepts resets, through openai-go (see llmhttptest.CheckRestarts).
 func TestABrokenStreamRestarts(t *testing.T) {
-	llmhttptest.CheckRestarts(t, llmhttptest.Restarts{
+	llmhttptest.CheckRestarts(t, restarts(t))
+}
+
+// In the GenAI conventions' mode each request is an inference span of its
+// own (see llmhttptest.CheckInference).
+func TestInferenceSpans(t *testing.T) {
+	llmhttptest.CheckInference(t, restarts(t), "chat "+model)
+}
+
+// restarts is the provider for the llmhttptest checks.
+func restarts(t *testing.T) llmhttptest.Restarts {
+	return llmhttptest.Restarts{
 		New: func(c *http.Client) core.Runnable {
 			return openai.NewChat(model, option.WithAPIKey("test-key"), option.WithBaseURL("http://openai.test/v1/"), option.WithHTTPClient(c))
 		},
@@ -39,5 +50,5 @@ func TestABrokenStreamRestarts(t *testing.T) {
 		End:   []string{"[DONE]"},
 		ToolCall: fmt.Sprintf(`{"id":"c1","object":"chat.completion.chunk","created":1,"model":%q,"choices":[{"index":0,"delta":`+
 			`{"tool_calls":[{"index":0,"id":"call_1","type":"function","function":{"name":"charge_card","arguments":""}}]}}]}`, model),
-	})
+	}
 }

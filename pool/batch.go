@@ -73,7 +73,7 @@ func (r *Runnable) batchRound(ctx context.Context, idx []int, inputs, outs []any
 	var order []*deployment
 	for _, i := range idx {
 		in := inputs[i]
-		c := r.choose(ctx, in, mask)
+		c := r.choose(ctx, in, mask, perToken)
 		if c.d == nil {
 			errs[i] = r.unavailable(c.now, c.until)
 			idle, none = append(idle, i), c

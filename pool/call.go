@@ -17,6 +17,7 @@ import (
 	"github.com/steadfast-go/steadfast/internal/room"
 	"github.com/steadfast-go/steadfast/internal/route"
 	"github.com/steadfast-go/steadfast/internal/streams"
+	"github.com/steadfast-go/steadfast/internal/usage"
 	"github.com/steadfast-go/steadfast/retry"
 )
 
@@ -324,7 +325,7 @@ func callerEnded(ctx context.Context) bool {
 // call goes on at once to another, within the same attempt.
 func (r *Runnable) Invoke(ctx context.Context, input any, opts ...core.Option) (any, error) {
 	for {
-		c, err := r.next(ctx, input)
+		c, err := r.next(ctx, input, perToken)
 		if err != nil {
 			return nil, err
 		}
@@ -356,10 +357,10 @@ func (r *Runnable) sayElsewhere(ctx context.Context, c choice) {
 // decides what to do with it. Either refusal is the *UnavailableError of
 // the last choice, whose RetryAfter says when the first deployment is
 // back; a context that ends during the wait is the call's error.
-func (r *Runnable) next(ctx context.Context, input any) (choice, error) {
+func (r *Runnable) next(ctx context.Context, input any, k speedKind) (choice, error) {
 	var c choice
 	waited, err := room.Await(ctx, room.Bound{Max: r.maxWait}, func() core.Reservation {
-		c = r.choose(ctx, input, r.failedMask(ctx))
+		c = r.choose(ctx, input, r.failedMask(ctx), k)
 		if c.d != nil {
 			return room.Go()
 		}
@@ -372,12 +373,16 @@ func (r *Runnable) next(ctx context.Context, input any) (choice, error) {
 func (r *Runnable) invokeOn(ctx context.Context, c choice, input any, opts []core.Option) (any, error) {
 	r.enter(ctx, c.d)
 	defer c.d.inflight.Add(-1)
-	out, err := c.d.Runnable.Invoke(ctx, input, opts...)
+	// The answer's output tokens, counted under a meter of the pool's own
+	// (under the caller's, if any), score its speed per token.
+	mctx, m := usage.Under(ctx, usage.From(ctx))
+	out, err := c.d.Runnable.Invoke(mctx, input, opts...)
 	if err != nil {
 		return nil, err
 	}
 	end := time.Now() // two clock reads a call: the choice's, and this one
-	c.d.observe(end.Sub(c.now))
+	_, output, _, reported := m.Totals()
+	c.d.speed.observeInvoke(end.Sub(c.now), output, reported)
 	c.d.succeed(end, r.window)
 	return out, nil
 }
@@ -398,7 +403,7 @@ func (r *Runnable) died(ctx context.Context, d *deployment, err error) bool {
 // forwards it; an error value counts as the deployment's failure.
 func (r *Runnable) Stream(ctx context.Context, input any, opts ...core.Option) (<-chan any, error) {
 	for {
-		c, err := r.next(ctx, input)
+		c, err := r.next(ctx, input, firstChunk)
 		if err != nil {
 			return nil, err
 		}
@@ -456,6 +461,7 @@ func (r *Runnable) stream(ctx context.Context, d *deployment, open func() (<-cha
 			d.inflight.Add(-1)
 		}
 	}()
+	start := time.Now()
 	ch, err := open()
 	if err == nil && ch == nil {
 		err = errors.New("pool: deployment " + d.Name + "'s Stream returned neither a channel nor an error")
@@ -471,7 +477,14 @@ func (r *Runnable) stream(ctx context.Context, d *deployment, open func() (<-cha
 	go func() {
 		defer close(out)
 		defer d.inflight.Add(-1)
-		switch res := streams.Pump(ctx, ch, out, streams.PumpConfig{HoldErrors: true}); res.End {
+		first := true
+		seen := func(any) { // the time to the first chunk scores d's streams
+			if first {
+				first = false
+				d.speed.observe(firstChunk, time.Since(start).Seconds())
+			}
+		}
+		switch res := streams.Pump(ctx, ch, out, streams.PumpConfig{HoldErrors: true, Seen: seen}); res.End {
 		case streams.Failed:
 			// Counted before the consumer has it: a retry that tries
 			// again at once is routed with this failure known.

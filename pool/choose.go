@@ -28,7 +28,7 @@ type choice struct {
 // that reads its provider's limits is chosen only if it takes one of the
 // requests they leave until their reset: the choice counts the request, so
 // that concurrent calls do not all take the last one.
-func (r *Runnable) choose(ctx context.Context, input any, failed uint64) choice {
+func (r *Runnable) choose(ctx context.Context, input any, failed uint64, k speedKind) choice {
 	now := time.Now()
 	c := choice{now: now}
 	var open []*deployment // not cooling down
@@ -51,7 +51,7 @@ func (r *Runnable) choose(ctx context.Context, input any, failed uint64) choice 
 		if fresh := untried(open, failed); len(fresh) > 0 {
 			cands = fresh
 		}
-		d := pick(key, cands)
+		d := pick(key, cands, k)
 		if d.pace == nil {
 			c.d = d
 			return c
@@ -77,11 +77,11 @@ func (c *choice) later(until time.Time, paced bool) {
 
 // pick is the choice among ds, which can all serve: key's rendezvous
 // winner, or with no key the power of two choices.
-func pick(key string, ds []*deployment) *deployment {
+func pick(key string, ds []*deployment, k speedKind) *deployment {
 	if key != "" {
 		return rendezvous(key, ds)
 	}
-	return twoChoices(ds)
+	return twoChoices(ds, k)
 }
 
 // untried returns the deployments whose bit is not set in failed.
@@ -101,12 +101,13 @@ func untried(ds []*deployment, failed uint64) []*deployment {
 // twoChoices draws two deployments and returns the one of lower cost: the
 // power of two choices (Mitzenmacher) on the cost of Finagle's and
 // Linkerd's balancer, peak EWMA: the calls under way plus this one, times
-// the deployment's recent latency, per unit of weight. A deployment with
-// no latency measured yet is taken to have the mean of the others' (1 when
+// the deployment's recent speed of the call's kind, per unit of weight. A
+// deployment with none measured yet is taken to have the mean of the
+// others' (1 when
 // none has one), so that at the start the calls under way decide: a
 // deployment that cost nothing would draw every call until its first
 // answer, and a busy one would turn them away.
-func twoChoices(ds []*deployment) *deployment {
+func twoChoices(ds []*deployment, k speedKind) *deployment {
 	a := ds[rand.IntN(len(ds))]
 	if len(ds) == 1 {
 		return a
@@ -115,19 +116,19 @@ func twoChoices(ds []*deployment) *deployment {
 	if b == a {
 		b = ds[len(ds)-1]
 	}
-	unknown := meanLatency(ds)
-	if b.cost(unknown) < a.cost(unknown) {
+	unknown := meanSpeed(ds, k)
+	if b.cost(k, unknown) < a.cost(k, unknown) {
 		return b
 	}
 	return a
 }
 
-// meanLatency is the mean of the latencies measured among ds, 1 when none
-// is.
-func meanLatency(ds []*deployment) float64 {
+// meanSpeed is the mean of the speeds of kind k measured among ds, 1 when
+// none is.
+func meanSpeed(ds []*deployment, k speedKind) float64 {
 	sum, n := 0.0, 0
 	for _, d := range ds {
-		if l := math.Float64frombits(d.latency.Load()); l > 0 {
+		if l := d.speed.of(k); l > 0 {
 			sum, n = sum+l, n+1
 		}
 	}

@@ -14,7 +14,8 @@
 //	r := retry.NewRetryRunnable(p, cfg)
 //
 // Each attempt picks, among the deployments not cooling down, the less
-// loaded of two drawn at random (weighted by Weight and recent latency);
+// loaded of two drawn at random (weighted by Weight and recent speed: time
+// to the first chunk for a stream, seconds per output token for an Invoke);
 // the attempts of one call avoid deployments that already failed it while
 // another can serve. A deployment cools down on its server's Retry-After
 // hint, or after repeated failures of its own (WithCooldown), never more
@@ -47,7 +48,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"math"
 	"slices"
 	"strings"
 	"sync"
@@ -306,7 +306,7 @@ type deployment struct {
 	index    int
 	attrs    []attribute.KeyValue
 	inflight atomic.Int64
-	latency  atomic.Uint64 // seconds, as float64 bits: see observe
+	speed    speeds
 
 	// until (Unix nanoseconds; 0 for never) and cooling are read on every
 	// call without a lock, and written under mu.
@@ -330,36 +330,15 @@ type deployment struct {
 	calls, fails int       // its calls, and own failures, in the window
 }
 
-// cost is the deployment's calls under way, and one more, times its recent
-// latency (unknown when none is measured yet), per unit of weight.
-func (d *deployment) cost(unknown float64) float64 {
-	lat := math.Float64frombits(d.latency.Load())
-	if lat == 0 {
-		lat = unknown
+// cost is the deployment's calls under way, and one more, times its
+// speed of kind k (unknown when none is measured yet), per unit of weight.
+func (d *deployment) cost(k speedKind, unknown float64) float64 {
+	v := d.speed.of(k)
+	if v == 0 {
+		v = unknown
 	}
-	return float64(d.inflight.Load()+1) * lat / d.Weight
+	return float64(d.inflight.Load()+1) * v / d.Weight
 }
-
-// observe folds a successful call's latency into the deployment's: an
-// exponentially weighted moving average that jumps to a slower sample at
-// once (the peak), so a deployment that slows down is avoided at once and
-// one that speeds up earns its traffic back over a few calls.
-func (d *deployment) observe(took time.Duration) {
-	for {
-		old := d.latency.Load()
-		prev, cur := math.Float64frombits(old), took.Seconds()
-		next := cur
-		if cur < prev {
-			next = prev + latencyWeight*(cur-prev)
-		}
-		if d.latency.CompareAndSwap(old, math.Float64bits(next)) {
-			return
-		}
-	}
-}
-
-// latencyWeight is the weight of a faster sample in the moving average.
-const latencyWeight = 0.1
 
 // availableAt is when d can take a call, zero for now, and whether what
 // keeps it out until then is its provider's headers (no room left until

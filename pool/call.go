@@ -137,7 +137,7 @@ func (r *Runnable) failed(ctx context.Context, d *deployment, err error) error {
 	if own {
 		hint, _ := errproto.RetryAfter(err)
 		r.coolMu.Lock()
-		cooled := d.fail(now, hint, r.allowed, r.window, r.cooldown, r.mayCool(now) && r.healthyPeer(d, now))
+		cooled := d.fail(now, hint, r.allowed, r.window, r.cooldown, r.mayCool(now))
 		var group []*deployment
 		if d.group != nil && errproto.Class(err) == errproto.ClassRateLimit {
 			group = r.coolGroup(d, now, cmp.Or(hint, r.cooldown))
@@ -245,10 +245,10 @@ func (r *Runnable) failedMask(ctx context.Context) uint64 {
 }
 
 // fail records one of d's own failures at now, with the server's hint, and
-// reports whether d started cooling down: for the hint, or, when mayEject,
-// ejected (eject.go) once allowed failures, and at least half of its calls,
+// reports whether d started cooling down: for the hint, or, when mayCool,
+// for cooldown once allowed failures, and at least half of its calls,
 // failed within the window.
-func (d *deployment) fail(now time.Time, hint time.Duration, allowed int, window, cooldown time.Duration, mayEject bool) bool {
+func (d *deployment) fail(now time.Time, hint time.Duration, allowed int, window, cooldown time.Duration, mayCool bool) bool {
 	d.mu.Lock()
 	defer d.mu.Unlock()
 	d.roll(now, window)
@@ -258,8 +258,8 @@ func (d *deployment) fail(now time.Time, hint time.Duration, allowed int, window
 	switch {
 	case hint > 0:
 		until = now.Add(hint)
-	case mayEject && d.failing(allowed):
-		until = now.Add(d.ejection(now, window, cooldown))
+	case mayCool && d.fails >= allowed && 2*d.fails >= d.calls:
+		until = now.Add(cooldown)
 		d.calls, d.fails = 0, 0
 	default:
 		return false

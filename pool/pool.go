@@ -18,10 +18,8 @@
 // to the first chunk for a stream, seconds per output token for an Invoke);
 // the attempts of one call avoid deployments that already failed it while
 // another can serve. A deployment cools down on its server's Retry-After
-// hint, or is ejected after repeated failures of its own beside healthy
-// peers, for a time that doubles with each ejection and is forgiven after
-// clean windows (WithCooldown), never more than half of the pool at once
-// and none in an outage of them all; only its own failures count, never the
+// hint, or after repeated failures of its own (WithCooldown), never more
+// than half of the pool at once; only its own failures count, never the
 // caller's cancellation, a Local() refusal or a 4xx that is the request's
 // fault (400, 413, 422). A deployment whose failure says it cannot serve
 // at all (401, 402, 403, 404, or an API code for an exhausted quota or
@@ -136,16 +134,11 @@ func WithAffinity(key func(ctx context.Context, input any) string) Option {
 	}
 }
 
-// WithCooldown sets when a deployment is ejected as an outlier: after
-// allowedFails of its own failures within window, when they are at least
-// half of its calls in that window, and while another deployment in
-// rotation is under that share (when every one fails together, in a
-// provider-wide outage, none is an outlier); for cooldown times 2^n, n its
-// ejections not yet forgiven, at most 60 cooldowns, less up to a tenth at
-// random; each window that passes from its return without another
-// ejection forgives one. At most half of the deployments are out at once.
-// A server's hint cools a deployment for the hint at once, whatever these
-// say.
+// WithCooldown sets when a deployment cools down: after allowedFails of
+// its own failures within window, when they are at least half of its calls
+// in that window, for cooldown, unless more than half of the deployments
+// would then be cooling (one may always be). A server's hint cools it for
+// the hint at once, whatever these say.
 //
 // The defaults are LiteLLM Router's, the most used router of LLM
 // deployments: a deployment that fails 3 times within a minute cools down
@@ -335,8 +328,6 @@ type deployment struct {
 	mu           sync.Mutex
 	since        time.Time // when the current window of counts began
 	calls, fails int       // its calls, and own failures, in the window
-	ejections    int       // ejections not yet forgiven (eject.go)
-	back         time.Time // when the last ejection ends, moved on as windows forgive it
 }
 
 // cost is the deployment's calls under way, and one more, times its

@@ -38,8 +38,8 @@ type Config struct {
 	MaxHedges int
 }
 
-// Validate reports the first invalid field.
-func (c Config) Validate() error {
+// validate reports the first invalid field; New asks it.
+func (c Config) validate() error {
 	switch {
 	case c.MaxHedges < 1:
 		return fmt.Errorf("hedge: Config.MaxHedges is %d, must be at least 1", c.MaxHedges)
@@ -78,7 +78,7 @@ func New(inner core.Runnable, cfg Config, opts ...Option) (*Runnable, error) {
 	if inner == nil {
 		return nil, errors.New("hedge: New: inner Runnable is nil")
 	}
-	if err := cfg.Validate(); err != nil {
+	if err := cfg.validate(); err != nil {
 		return nil, err
 	}
 	var c config

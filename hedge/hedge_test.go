@@ -234,7 +234,7 @@ func TestCallerCancelEndsEveryAttempt(t *testing.T) {
 	})
 }
 
-func TestConfigValidate(t *testing.T) {
+func TestNewRejectsABadConfig(t *testing.T) {
 	for _, cfg := range []hedge.Config{
 		{MaxHedges: 0},
 		{MaxHedges: 1, Delay: -1},

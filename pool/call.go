@@ -137,10 +137,17 @@ func (r *Runnable) failed(ctx context.Context, d *deployment, err error) error {
 	if own {
 		hint, _ := errproto.RetryAfter(err)
 		r.coolMu.Lock()
-		cooled := d.fail(now, hint, r.allowed, r.window, r.cooldown, r.mayCool(now))
+		var ps peers
+		if hint == 0 && r.mayEject(now) {
+			ps = r.peersOf(d, now)
+		}
+		cooled := d.fail(now, hint, r.allowed, r.window, r.cooldown, ps)
 		var group []*deployment
 		if d.group != nil && errproto.Class(err) == errproto.ClassRateLimit {
 			group = r.coolGroup(d, now, cmp.Or(hint, r.cooldown))
+		}
+		if hint > 0 || group != nil {
+			r.yield(now)
 		}
 		r.coolMu.Unlock()
 		if cooled {
@@ -167,9 +174,11 @@ func (r *Runnable) failed(ctx context.Context, d *deployment, err error) error {
 func (r *Runnable) coolGroup(d *deployment, now time.Time, wait time.Duration) []*deployment {
 	var started []*deployment
 	for _, m := range d.group {
-		if m.coolUntil(now, now.Add(wait)) {
+		m.mu.Lock()
+		if m.hold(now, now.Add(wait)) {
 			started = append(started, m)
 		}
+		m.mu.Unlock()
 	}
 	return started
 }
@@ -190,22 +199,6 @@ func (d *deployment) cooldownAttrs() []attribute.KeyValue {
 		return []attribute.KeyValue{attrDeployment.String(d.Name)}
 	}
 	return []attribute.KeyValue{attrDeployment.String(d.Name), attrGroup.String(d.Group)}
-}
-
-// mayCool reports whether a deployment's failures may take it out of
-// rotation now: when none is cooling down, or when at most half of the
-// deployments would be, counting it. Failures of deployments that are
-// all overloaded at once would otherwise take them out one after another
-// and leave none (Envoy's outlier detection caps its ejections the same
-// way); a server's hint cools its deployment whatever this says.
-func (r *Runnable) mayCool(now time.Time) bool {
-	cooling := 0
-	for _, d := range r.deps {
-		if !d.coolsUntil(now).IsZero() {
-			cooling++
-		}
-	}
-	return cooling == 0 || 2*(cooling+1) <= len(r.deps)
 }
 
 // firstBack is the wait until the first deployment cooling down is back,
@@ -245,24 +238,30 @@ func (r *Runnable) failedMask(ctx context.Context) uint64 {
 }
 
 // fail records one of d's own failures at now, with the server's hint, and
-// reports whether d started cooling down: for the hint, or, when mayCool,
-// for cooldown once allowed failures, and at least half of its calls,
-// failed within the window.
-func (d *deployment) fail(now time.Time, hint time.Duration, allowed int, window, cooldown time.Duration, mayCool bool) bool {
+// reports whether d started cooling down: held out for the hint, or
+// ejected as an outlier of its peers ps (eject.go).
+func (d *deployment) fail(now time.Time, hint time.Duration, allowed int, window, cooldown time.Duration, ps peers) bool {
 	d.mu.Lock()
 	defer d.mu.Unlock()
 	d.roll(now, window)
 	d.calls++
 	d.fails++
-	var until time.Time
 	switch {
 	case hint > 0:
-		until = now.Add(hint)
-	case mayCool && d.fails >= allowed && 2*d.fails >= d.calls:
-		until = now.Add(cooldown)
+		return d.hold(now, now.Add(hint))
+	case d.outlier(allowed, ps):
+		until := now.Add(d.ejection(now, window, cooldown))
 		d.calls, d.fails = 0, 0
-	default:
-		return false
+		return d.coolUntil(now, until)
+	}
+	return false
+}
+
+// hold keeps d out of rotation on its server's word until then at least,
+// and reports whether it started cooling down. It runs under d.mu.
+func (d *deployment) hold(now, until time.Time) bool {
+	if until.After(d.held) {
+		d.held = until
 	}
 	return d.coolUntil(now, until)
 }

@@ -18,8 +18,11 @@
 // to the first chunk for a stream, seconds per output token for an Invoke);
 // the attempts of one call avoid deployments that already failed it while
 // another can serve. A deployment cools down on its server's Retry-After
-// hint, or after repeated failures of its own (WithCooldown), never more
-// than half of the pool at once; only its own failures count, never the
+// hint, or is ejected as an outlier after repeated failures of its own
+// that its peers do not share, for a time that doubles with each ejection
+// and is forgiven after clean windows (WithCooldown), never more than half
+// of the pool at once (WithMaxEjected), and none in an outage of them all;
+// only its own failures count, never the
 // caller's cancellation, a Local() refusal or a 4xx that is the request's
 // fault (400, 413, 422). A deployment whose failure says it cannot serve
 // at all (401, 402, 403, 404, or an API code for an exhausted quota or
@@ -116,6 +119,7 @@ type config struct {
 	allowedFails int
 	window       time.Duration
 	cooldown     time.Duration
+	maxEjected   float64
 	deadCooldown time.Duration
 	maxWait      time.Duration
 	mp           metric.MeterProvider
@@ -134,20 +138,38 @@ func WithAffinity(key func(ctx context.Context, input any) string) Option {
 	}
 }
 
-// WithCooldown sets when a deployment cools down: after allowedFails of
-// its own failures within window, when they are at least half of its calls
-// in that window, for cooldown, unless more than half of the deployments
-// would then be cooling (one may always be). A server's hint cools it for
-// the hint at once, whatever these say.
+// WithCooldown sets when a deployment is ejected as an outlier, and for
+// how long: after allowedFails of its own failures within window (the
+// least volume), when they are at least half of its calls in that window,
+// and when its success rate in it is below its peers' (the others in
+// rotation, taken together) by more than chance explains: the upper bound
+// of its rate, a Wilson interval of 3 deviations, under the lower bound of
+// theirs. Failures every deployment shares, in a provider-wide outage or
+// an overload of them all, eject none. It is out for cooldown times
+// 2^n, n its ejections not yet forgiven, at most 60 cooldowns, less up to
+// a tenth at random; each window that passes from its return without
+// another ejection forgives one. A server's hint holds a deployment out
+// for the hint at once, whatever these say.
 //
 // The defaults are LiteLLM Router's, the most used router of LLM
 // deployments: a deployment that fails 3 times within a minute cools down
 // for 5 seconds (its allowed_fails and DEFAULT_COOLDOWN_TIME_SECONDS),
 // provided those failures are at least half of its calls in that minute
 // (its DEFAULT_FAILURE_THRESHOLD_PERCENT), so that a busy deployment that
-// fails a few calls in many is not taken out of rotation.
+// fails a few calls in many is not taken out of rotation; the growth and
+// the comparison with the peers are Envoy's and gRPC's outlier detection.
 func WithCooldown(allowedFails int, window, cooldown time.Duration) Option {
 	return func(c *config) { c.allowedFails, c.window, c.cooldown = allowedFails, window, cooldown }
+}
+
+// WithMaxEjected sets the largest share of the deployments that may be
+// out of rotation for ejection to take one more (one always may be); the
+// default is half. Deployments a server's hint or a dead key holds out
+// count toward it, and when a hint puts more than the share out, ejected
+// deployments come back, the one due first first. share must be more
+// than 0 and at most 1.
+func WithMaxEjected(share float64) Option {
+	return func(c *config) { c.maxEjected = share }
 }
 
 // WithMeterProvider sets the meter provider of the pool.cooldowns and
@@ -163,13 +185,16 @@ func WithMeterProvider(mp metric.MeterProvider) Option {
 // Runnable is a core.Runnable over a pool of deployments. It is safe for
 // concurrent use.
 type Runnable struct {
-	deps      []*deployment
-	affinity  func(context.Context, any) string
-	allowed   int
-	window    time.Duration
-	cooldown  time.Duration
-	cooldowns metric.Int64Counter
-	deaths    metric.Int64Counter
+	deps     []*deployment
+	affinity func(context.Context, any) string
+	allowed  int
+	window   time.Duration
+	cooldown time.Duration
+	// maxEjected is the share of the deployments that may be out for
+	// ejection to take one more (eject.go).
+	maxEjected float64
+	cooldowns  metric.Int64Counter
+	deaths     metric.Int64Counter
 	// deadCooldown is how long a dead deployment is out of rotation.
 	deadCooldown time.Duration
 	// maxWait is how long a call waits at most for a reset of its
@@ -190,9 +215,10 @@ type Runnable struct {
 
 // New returns a pool of deployments. It reports an error when there is no
 // deployment, one has no Runnable, no name or a name already used, a weight
-// is negative or not finite, or WithCooldown's values are not positive.
+// is negative or not finite, WithCooldown's values are not positive, or
+// WithMaxEjected's share is not in (0, 1].
 func New(deployments []Deployment, opts ...Option) (*Runnable, error) {
-	c := config{allowedFails: defaultAllowedFails, window: defaultWindow, cooldown: defaultCooldown, deadCooldown: defaultDeadCooldown, maxWait: defaultMaxWait}
+	c := config{allowedFails: defaultAllowedFails, window: defaultWindow, cooldown: defaultCooldown, maxEjected: defaultMaxEjected, deadCooldown: defaultDeadCooldown, maxWait: defaultMaxWait}
 	for _, opt := range opts {
 		if opt != nil {
 			opt(&c)
@@ -201,7 +227,7 @@ func New(deployments []Deployment, opts ...Option) (*Runnable, error) {
 	if err := c.validate(len(deployments)); err != nil {
 		return nil, err
 	}
-	r := &Runnable{affinity: c.affinity, allowed: c.allowedFails, window: c.window, cooldown: c.cooldown, idem: true,
+	r := &Runnable{affinity: c.affinity, allowed: c.allowedFails, window: c.window, cooldown: c.cooldown, maxEjected: c.maxEjected, idem: true,
 		deadCooldown: c.deadCooldown, maxWait: c.maxWait,
 		tried: core.NewStateKey[uint64]("")}
 	if err := r.add(deployments); err != nil {
@@ -226,6 +252,8 @@ func (c *config) validate(deployments int) error {
 		return fmt.Errorf("pool: New: WithCooldown allowedFails is %d, must be at least 1", c.allowedFails)
 	case c.window <= 0 || c.cooldown <= 0:
 		return fmt.Errorf("pool: New: WithCooldown window %v and cooldown %v must be positive", c.window, c.cooldown)
+	case !(c.maxEjected > 0 && c.maxEjected <= 1):
+		return fmt.Errorf("pool: New: WithMaxEjected(%v) must be more than 0 and at most 1", c.maxEjected)
 	case c.deadCooldown <= 0:
 		return fmt.Errorf("pool: New: WithDeadCooldown(%v) must be positive", c.deadCooldown)
 	case c.maxWait < 0:
@@ -328,6 +356,10 @@ type deployment struct {
 	mu           sync.Mutex
 	since        time.Time // when the current window of counts began
 	calls, fails int       // its calls, and own failures, in the window
+	ejections    int       // ejections not yet forgiven (eject.go)
+	back         time.Time // when the last ejection ends, moved on as windows forgive it
+	ejected      time.Time // out as an outlier until then (zero once brought back)
+	held         time.Time // out on its server's hint until then
 }
 
 // cost is the deployment's calls under way, and one more, times its

@@ -17,6 +17,7 @@ require (
 	github.com/prometheus/client_model v0.6.2
 	github.com/redis/go-redis/v9 v9.23.0
 	github.com/sethvargo/go-retry v0.5.0
+	github.com/sony/gobreaker/v2 v2.4.0
 	github.com/steadfast-go/steadfast v1.0.0-rc.1
 	github.com/steadfast-go/steadfast/examples/observability v1.0.0-rc.1
 	github.com/steadfast-go/steadfast/fleet v1.0.0-rc.1

@@ -4,7 +4,9 @@
 // The circuit opens after consecutive failures (by default gobreaker's:
 // more than 5), rejects calls while open with an *OpenError, lets probe
 // calls through once its Timeout has passed (half-open) and closes again on
-// their success. The retry layer classifies *OpenError as not retryable, so
+// their success. With WithSlowCalls it also opens on a slow-call rate, so
+// that a brownout that answers late without errors moves traffic to a
+// fallback. The retry layer classifies *OpenError as not retryable, so
 // a retried call stops at once when the circuit opens: put the breaker
 // inside the retry layer so that every attempt passes it.
 //
@@ -34,6 +36,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"time"
 
 	"github.com/sony/gobreaker/v2"
 	"go.opentelemetry.io/otel/attribute"
@@ -104,6 +107,7 @@ type Option func(*config)
 type config struct {
 	onStateChange []func(name string, from, to gobreaker.State)
 	mp            metric.MeterProvider
+	slow          *slowCalls
 }
 
 // WithOnStateChange adds a hook called on every state change.
@@ -131,12 +135,16 @@ type Runnable struct {
 	cb      *gobreaker.TwoStepCircuitBreaker[any]
 	name    string
 	changes *stateChanges
+	// slow counts slow calls (WithSlowCalls), nil when they are not, and
+	// excluded is the circuit's rule for what it does not count.
+	slow     *slowCalls
+	excluded func(error) bool
 }
 
 // New returns inner behind a new circuit configured by st. Settings left
 // zero take gobreaker's defaults; st.IsExcluded and st.IsSuccessful, when
 // set, are consulted after the rules of the package doc. It reports an
-// error when inner is nil.
+// error when inner is nil or WithSlowCalls's values are out of range.
 func New(inner core.Runnable, st gobreaker.Settings, opts ...Option) (*Runnable, error) {
 	if inner == nil {
 		return nil, errors.New("breaker: New: inner Runnable is nil")
@@ -147,6 +155,11 @@ func New(inner core.Runnable, st gobreaker.Settings, opts ...Option) (*Runnable,
 			opt(&c)
 		}
 	}
+	if c.slow != nil {
+		if err := c.slow.validate(); err != nil {
+			return nil, err
+		}
+	}
 	changes, err := version.Meter(ScopeName, c.mp).Int64Counter("breaker.state_changes",
 		metric.WithDescription("Circuit state changes."), metric.WithUnit("{change}"))
 	if err != nil {
@@ -154,10 +167,13 @@ func New(inner core.Runnable, st gobreaker.Settings, opts ...Option) (*Runnable,
 	}
 	userExcluded, userSuccessful := st.IsExcluded, st.IsSuccessful
 	st.IsExcluded = func(err error) bool {
-		return errors.Is(err, errCallerDone) || errproto.Local(err) || errors.Is(err, streams.ErrNotResumable) ||
-			(userExcluded != nil && userExcluded(err))
+		return err != errSlow && (errors.Is(err, errCallerDone) || errproto.Local(err) || errors.Is(err, streams.ErrNotResumable) ||
+			(userExcluded != nil && userExcluded(err)))
 	}
 	st.IsSuccessful = func(err error) bool {
+		if err == errSlow {
+			return false
+		}
 		if userSuccessful != nil {
 			return userSuccessful(err)
 		}
@@ -175,7 +191,18 @@ func New(inner core.Runnable, st gobreaker.Settings, opts ...Option) (*Runnable,
 		}
 	}}
 	st.OnStateChange = q.add
-	return &Runnable{inner: inner, cb: gobreaker.NewTwoStepCircuitBreaker[any](st), name: name, changes: q}, nil
+	if slow := c.slow; slow != nil {
+		st.OnStateChange = func(name string, from, to gobreaker.State) { slow.reset(); q.add(name, from, to) }
+		userTrip := st.ReadyToTrip
+		st.ReadyToTrip = func(counts gobreaker.Counts) bool {
+			if userTrip == nil {
+				return counts.ConsecutiveFailures > 5 || slow.tripped() // gobreaker's default, and the rate
+			}
+			return userTrip(counts) || slow.tripped()
+		}
+	}
+	return &Runnable{inner: inner, cb: gobreaker.NewTwoStepCircuitBreaker[any](st), name: name, changes: q,
+		slow: c.slow, excluded: st.IsExcluded}, nil
 }
 
 // Middleware returns a core.Middleware that puts each Runnable it wraps
@@ -286,7 +313,11 @@ func (r *Runnable) stream(ctx context.Context, open func() (<-chan any, error)) 
 // that tries again at once finds the failure counted.
 func (t *ticket) forward(ctx context.Context, ch <-chan any, out chan<- any) {
 	defer close(out)
-	res := streams.Pump(ctx, ch, out, streams.PumpConfig{HoldErrors: true})
+	cfg := streams.PumpConfig{HoldErrors: true}
+	if t.r.slow != nil {
+		cfg.Seen = t.seen
+	}
+	res := streams.Pump(ctx, ch, out, cfg)
 	defer func() {
 		// A state-change hook panicked. It is the stream's last value
 		// unless the stream has an error value of its own.
@@ -315,6 +346,17 @@ type ticket struct {
 	ctx      context.Context
 	done     func(error)
 	reported bool
+	// start is when the circuit let the call through, and first how long
+	// its stream's first chunk took: read only to time slow calls.
+	start time.Time
+	first time.Duration
+}
+
+// seen times a stream's first chunk.
+func (t *ticket) seen(any) {
+	if t.first == 0 {
+		t.first = max(time.Since(t.start), 1)
+	}
 }
 
 func (r *Runnable) allow(ctx context.Context) (ticket, error) {
@@ -327,7 +369,11 @@ func (r *Runnable) allow(ctx context.Context) (ticket, error) {
 		}
 		return ticket{}, &OpenError{Name: r.name, Err: err}
 	}
-	return ticket{r: r, ctx: ctx, done: done}, nil
+	t := ticket{r: r, ctx: ctx, done: done}
+	if r.slow != nil {
+		t.start = time.Now()
+	}
+	return t, nil
 }
 
 // reportIfUnwinding, deferred, counts a call that panicked as a failure.
@@ -343,6 +389,13 @@ func (t *ticket) reportIfUnwinding() {
 func (t *ticket) report(err error) {
 	t.reported = true
 	r := t.r
+	if r.slow != nil && !r.excluded(err) {
+		first := t.first
+		if first == 0 {
+			first = time.Since(t.start)
+		}
+		err = r.slow.record(time.Now(), first, err)
+	}
 	seq := r.changes.seq.Load()
 	t.done(err)
 	if r.changes.seq.Load() != seq {

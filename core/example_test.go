@@ -118,29 +118,23 @@ func ExampleFind() {
 	// false
 }
 
-// A Batch of one's own that calls each input apart gives input i the
-// context a decorator above asked for (the retry layer's counts each
-// input's tokens under it).
-func ExampleItemContextKey() {
+// A Batch of one's own that calls each input apart calls input i with
+// the context ItemContext returns: the one a decorator above asked for
+// (a retry layer's, to count each input's tokens), else the Batch's own.
+func ExampleItemContext() {
 	batch := func(ctx context.Context, inputs []any, call func(context.Context, any) any) []any {
-		item, _ := ctx.Value(core.ItemContextKey).(func(context.Context, int) context.Context)
 		outs := make([]any, len(inputs))
 		for i, in := range inputs {
-			ictx := ctx
-			if item != nil {
-				ictx = item(ctx, i)
-			}
-			outs[i] = call(ictx, in)
+			outs[i] = call(core.ItemContext(ctx, i), in)
 		}
 		return outs
 	}
 	type tag struct{}
-	ctx := context.WithValue(context.Background(), core.ItemContextKey,
-		func(ctx context.Context, i int) context.Context { return context.WithValue(ctx, tag{}, i) })
+	ctx := context.WithValue(context.Background(), tag{}, "the batch's")
 	fmt.Println(batch(ctx, []any{"a", "b"}, func(ctx context.Context, in any) any {
-		return fmt.Sprint(in, ctx.Value(tag{}))
+		return fmt.Sprint(in, " with ", ctx.Value(tag{}), " context")
 	}))
-	// Output: [a0 b1]
+	// Output: [a with the batch's context b with the batch's context]
 }
 
 // A waiter of one's own (here a budget of retries, as retry.Budget asks

@@ -28,7 +28,7 @@ func (f RunnableFunc) Batch(ctx context.Context, inputs []any, opts ...Option) (
 		limit = len(inputs)
 	}
 	sem := make(chan struct{}, max(limit, 1))
-	item, _ := ctx.Value(ItemContextKey).(func(context.Context, int) context.Context)
+	item, _ := ctx.Value(itemKey).(func(context.Context, int) context.Context)
 	var wg sync.WaitGroup
 	for i, in := range inputs {
 		sem <- struct{}{}
@@ -55,13 +55,24 @@ func (f RunnableFunc) Batch(ctx context.Context, inputs []any, opts ...Option) (
 	return outs, nil
 }
 
-// ItemContextKey is the context key of a Batch's item contexts: its value,
-// a func(ctx context.Context, i int) context.Context set by a decorator
-// above, returns the context to call input i with. The retry layer sets it
-// to count each input's tokens on its own; a Batch that calls each input
-// apart, as RunnableFunc's does, gives input i the context it returns.
-// A context of one's own answers it with nil to hide an outer Batch's.
-var ItemContextKey = &contextKey{"batch item"}
+// itemKey is the context key of a Batch's item contexts: its value, a
+// func(ctx context.Context, i int) context.Context set by a decorator
+// above (the retry layer), returns the context to call input i with; nil
+// hides an outer Batch's. The retry layer finds it by asking ItemContext
+// once.
+var itemKey = &contextKey{"batch item"}
+
+// ItemContext returns the context to call input i of a Batch with: the
+// one a decorator above asked for (the retry layer's counts each input's
+// tokens, and gives each its own telemetry, under it), else ctx. A Batch
+// of one's own that calls each input apart calls it once per input, as
+// RunnableFunc's does.
+func ItemContext(ctx context.Context, i int) context.Context {
+	if item, _ := ctx.Value(itemKey).(func(context.Context, int) context.Context); item != nil {
+		return item(ctx, i)
+	}
+	return ctx
+}
 
 // Stream returns a channel that yields f's result, or its error, as a single
 // value and is then closed. f runs in a goroutine that ends when the value is

@@ -74,12 +74,11 @@ func NewStateKey[T any](name string) *StateKey[T] {
 	return &StateKey[T]{name: name}
 }
 
-// StateContextKey is the context key of a call's *State, as net/http's
-// ServerContextKey is of a request's server: WithState sets it and
-// StateFrom reads it. A Context of one's own that starts calls may answer
-// it from its own fields, as the retry layer's attempt contexts do, so
-// that giving a call a State costs no allocation.
-var StateContextKey = &contextKey{"state"}
+// stateKey is the context key of a call's *State. It is not exported: a
+// Context of one's own that starts calls (the retry layer's attempt
+// contexts) finds it by asking StateFrom once, and answers it from its own
+// fields, so that giving an attempt a State costs no allocation.
+var stateKey = &contextKey{"state"}
 
 // contextKey is the type of core's context keys: a pointer, so each is
 // unique, with a name for debugging.
@@ -91,13 +90,13 @@ func (k *contextKey) String() string { return "steadfast/core " + k.name + " con
 // with it: a retry layer called with it uses s rather than a State of its
 // own. It is how a State read back with UnmarshalJSON reaches a Resume.
 func WithState(ctx context.Context, s *State) context.Context {
-	return context.WithValue(ctx, StateContextKey, s)
+	return context.WithValue(ctx, stateKey, s)
 }
 
 // StateFrom returns the State of the call ctx belongs to, or nil outside
 // a call.
 func StateFrom(ctx context.Context) *State {
-	s, _ := ctx.Value(StateContextKey).(*State)
+	s, _ := ctx.Value(stateKey).(*State)
 	return s
 }
 

@@ -130,11 +130,11 @@ func (c *attemptCtx) Value(key any) any {
 		return c
 	case continuationKey{}:
 		return nil // the call's own: calls nested in its attempts start afresh
-	case core.ItemContextKey:
+	case itemKey:
 		return nil // an outer Batch's items are not this attempt's: its own are above it
 	case genai.Key{}:
 		return c.gen // nil hides an outer layer's: this attempt's requests are not its
-	case core.StateContextKey:
+	case stateKey:
 		if s := c.root.Context.Value(key); s != nil {
 			return s // the call's context had one: the call keeps it
 		}

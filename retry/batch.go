@@ -295,7 +295,7 @@ func (b *batchCall) send(ctx context.Context, n int) (attempt, []any, error) {
 		for i := range a.items {
 			a.items[i] = usage.New(a.meter)
 		}
-		a.ctx = context.WithValue(a.ctx, core.ItemContextKey, a.items.Item)
+		a.ctx = context.WithValue(a.ctx, itemKey, a.items.Item)
 	}
 	if c.r.tel.genAI != nil {
 		c.itemInferences(&a, len(sub))

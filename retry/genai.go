@@ -3,7 +3,6 @@ package retry
 import (
 	"context"
 
-	"github.com/steadfast-go/steadfast/core"
 	"github.com/steadfast-go/steadfast/internal/errproto"
 	"github.com/steadfast-go/steadfast/internal/genai"
 )
@@ -26,7 +25,7 @@ func (c *call) endInferences(ctx context.Context, a *attempt, err error) {
 
 // itemInferences gives each item of Batch attempt a (n items) an
 // inference of its own, in the context the inner Batch makes for it
-// (core.ItemContextKey), on top of the item's token meter when the call
+// (core.ItemContext), on top of the item's token meter when the call
 // counts tokens.
 func (c *call) itemInferences(a *attempt, n int) {
 	resends := c.first.retries() + a.n - 1 // outer layers' sends, and this layer's rounds before
@@ -35,7 +34,7 @@ func (c *call) itemInferences(a *attempt, n int) {
 		a.gens[i] = c.r.tel.genAI.NewSlot(false, resends)
 	}
 	gens, items := a.gens, a.items
-	a.ctx = context.WithValue(a.ctx, core.ItemContextKey, func(ctx context.Context, i int) context.Context {
+	a.ctx = context.WithValue(a.ctx, itemKey, func(ctx context.Context, i int) context.Context {
 		if items != nil {
 			ctx = items.Item(ctx, i)
 		}

@@ -11,33 +11,45 @@
 //	llm, err := retry.New(myLLM, retry.DefaultRetryConfig())
 //	out, err := llm.Invoke(ctx, prompt, core.WithOperation("llm.chat"))
 //
-// The packages:
+// The packages (doc_test.go holds this list to the repository's):
 //
-//   - core: the Runnable contract, RunnableFunc, call options and Chain.
+//   - core: the Runnable contract, RunnableFunc, call options, Chain and
+//     the State a call's decorators share.
 //   - retry: RetryRunnable, RetryConfig and its JSON policy files,
 //     classification, the retry budget and telemetry.
-//   - ratelimit: a token-bucket decorator over golang.org/x/time/rate.
-//   - breaker: a circuit-breaker decorator over sony/gobreaker.
+//   - budget: the load law retry.RecommendedBudget runs, how many of a
+//     call's attempts go to a provider that is failing.
+//   - ratelimit: a token-bucket decorator over golang.org/x/time/rate, and
+//     a concurrency limit that adapts to the provider's load.
+//   - breaker: a circuit-breaker decorator over sony/gobreaker, opened by
+//     failures or by a slow-call rate.
 //   - fallback: the next of several Runnables when one cannot serve now.
 //   - hedge: a second request when the first is slow; first answer wins.
+//   - pool: one model served by many deployments, scored by speed,
+//     outliers ejected, session affinity, dead keys routed around, and
+//     calls held for the provider's reset when no key has room.
+//   - repair: an LLM's answer fixed in place before a retry pays for
+//     another (JSON, a tool name).
+//   - chaos: the failures LLM providers have, injected into a pipeline's
+//     own tests and staging.
+//   - llmhttp: what the provider adapters share, for writing one of your
+//     own: the adapter error and Classify, the pump from an SDK stream to
+//     a Runnable's stream, usage and the inference on the span, and the
+//     provider's rate-limit headers, by which ratelimit and pool pace calls.
 //   - providers/openai, providers/anthropic, providers/gemini (modules of
 //     their own): the official LLM SDKs as Runnables that return their
 //     full responses, with error adapters and ready-made answer checks.
-//   - adapters/eino, adapters/langchaingo (modules of their own): the Go AI
-//     frameworks' models and tools as Runnables, and back; adapters/mcp: the
-//     tools of an MCP server as Runnables, retried only when that is safe.
-//   - pool: one model served by many deployments, with cooldowns,
-//     session affinity, dead keys routed around, and calls held for the
-//     provider's reset when no key has room.
-//   - llmhttp: what those adapters share, for writing one of your own:
-//     the adapter error and Classify, the pump from an SDK stream to a
-//     Runnable's stream, usage on the span, and the provider's rate-limit
-//     headers, by which ratelimit and pool pace calls.
-//   - fleet (a module of its own): a retry budget and a ratelimit backend
-//     kept in Redis, shared by every replica that calls one provider.
+//   - adapters/eino, adapters/langchaingo, adapters/genkit, adapters/adk
+//     (modules of their own): the Go AI frameworks' models and tools as
+//     Runnables, and back.
+//   - adapters/mcp (a module of its own): the tools of an MCP server as
+//     Runnables, retried only when that is safe.
 //   - adapters/temporal (a module of its own): Runnables as Temporal
 //     activities, one retry policy across both layers, streams that resume
 //     on another worker.
+//   - fleet (a module of its own): a retry budget, a ratelimit backend and
+//     a concurrency limit kept in Redis, shared by every replica that
+//     calls one provider.
 //
 // Compose them retry outermost:
 //

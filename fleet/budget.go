@@ -20,12 +20,14 @@ import (
 
 // Budget is a retry.Budget shared by a fleet: the law of package budget
 // (retry.RecommendedBudget's), run by a Redis script over the whole
-// fleet's answers. Attempts are throttled with the probability the
-// fleet's counts give, max(0, (requests − K·accepts − Padding) /
-// (requests + Padding));
-// retries go at Ratio of the fleet's first attempts plus Floor, each
-// process pacing its retries at its part of that rate, in proportion to
-// its first attempts. An outage seen by eight replicas is thus held to one
+// fleet's answers. Every attempt is refused here with the probability
+// that the fleet's counts give,
+//
+//	p = max(0, (requests − K·accepts − Padding) / (requests + Padding))
+//
+// and retries go at Ratio of the fleet's first attempts a second plus
+// Floor, each process pacing its retries at its part of that rate, in
+// proportion to its first attempts. An outage seen by eight replicas is thus held to one
 // budget's retries, not eight, and a collapse is throttled by what the
 // whole fleet sends and the provider accepts. The script passes the
 // vectors of package budget's testdata/law.json, as the Go law does.

@@ -18,10 +18,7 @@
 //   - Inference, where an adapter's request leaves: the GenAI
 //     conventions' inference span, under a retry layer in that mode.
 //
-// It depends on no SDK, and of steadfast on core only.
-//
-// Its subpackage llmhttptest is a scripted in-memory server to test such
-// an adapter through its real SDK client.
+// It depends on no SDK, and of steadfast's public packages on core only.
 package llmhttp
 
 import (

@@ -95,7 +95,7 @@ type RetryConfig struct {
 	MaxRetriesByClass map[Class]int
 	// RetryIf, when set, decides which errors are retried, after an error's
 	// own Retryable() verdict and before every other rule. Not written to JSON.
-	RetryIf func(error) bool `json:"-"`
+	RetryIf func(error) bool
 	// CheckOutput, when set, checks the output of every attempt that
 	// returned no error, given the input that attempt was sent. A non-nil
 	// error makes the attempt a failure: it is wrapped in an error
@@ -104,14 +104,14 @@ type RetryConfig struct {
 	// output neither asks nor charges the Budget: a bad answer is not
 	// overload. Invoke and each Batch item are checked; a Stream's chunks
 	// are delivered as they come and are not. Not written to JSON.
-	CheckOutput func(ctx context.Context, input, output any) error `json:"-"`
+	CheckOutput func(ctx context.Context, input, output any) error
 	// NextInput, when set, gives the input of the attempt after a failed
 	// one, from that attempt's input and error: to tell a model what was
 	// wrong with its answer, or to raise a limit. Rewrites build on each
 	// other. It must return a new value rather than modify input, so that
 	// the caller's input is never modified. Invoke and each Batch item
 	// only. Not written to JSON.
-	NextInput func(ctx context.Context, input any, err error) any `json:"-"`
+	NextInput func(ctx context.Context, input any, err error) any
 	// Repair, when set, is offered each failure that the rules call
 	// permanent (one that is not retryable in itself: a context window
 	// overflow, a request larger than a token limit), with the input that
@@ -123,10 +123,10 @@ type RetryConfig struct {
 	// panic as its failure. Invoke, each Stream creation (never after the
 	// first chunk) and each Batch item, at most MaxRepairs times each.
 	// Not written to JSON.
-	Repair func(ctx context.Context, input any, err error) (any, bool) `json:"-"`
+	Repair func(ctx context.Context, input any, err error) (any, bool)
 	// MaxRepairs is the most repairs of a call, or of a Batch item; 0
 	// means 1 when Repair is set.
-	MaxRepairs int `json:"max_repairs,omitempty"`
+	MaxRepairs int
 	// RepairOutput, when set, is offered each output CheckOutput rejects,
 	// with the input it answered and the check's error, before another
 	// request is paid for: it may return a fixed output (a JSON answer in
@@ -139,11 +139,11 @@ type RetryConfig struct {
 	// repair.rung "reask"). It must not modify output. Invoke and each
 	// Batch item, at most MaxOutputRepairs times an attempt. Not written
 	// to JSON.
-	RepairOutput func(ctx context.Context, input, output any, err error) (any, bool) `json:"-"`
+	RepairOutput func(ctx context.Context, input, output any, err error) (any, bool)
 	// MaxOutputRepairs is the most fixes RepairOutput is asked for in a
 	// row on one attempt's output, each building on the last; 0 means 1
 	// when RepairOutput is set.
-	MaxOutputRepairs int `json:"max_output_repairs,omitempty"`
+	MaxOutputRepairs int
 	// MaxRetryTokens, when positive, bounds the tokens a call may throw
 	// away: once its attempts whose output never reached the caller (a
 	// failure after partial output, an answer CheckOutput rejected, a
@@ -153,7 +153,7 @@ type RetryConfig struct {
 	// providers' adapters report (llmhttp.Response.Record); an attempt
 	// whose usage is unknown counts 0. In a Batch each item counts its
 	// own. 0 means no bound.
-	MaxRetryTokens int `json:"max_retry_tokens,omitempty"`
+	MaxRetryTokens int
 }
 
 // Seed values of DefaultRetryConfig and of zero fields.

@@ -46,8 +46,11 @@ func jsonName(goName string) string {
 	return ""
 }
 
-// MarshalJSON writes every data field, durations as Go duration strings
-// ("1.5s"). RetryableErrors and RetryIf are not written.
+// MarshalJSON writes every data field, zero values too (max_repairs 0
+// says no repair), durations as Go duration strings ("1.5s"), and
+// MaxRetriesByClass only when it has entries. RetryableErrors and the
+// functions (RetryIf, CheckOutput, NextInput, Repair, RepairOutput) are
+// not written.
 func (c RetryConfig) MarshalJSON() ([]byte, error) {
 	var b bytes.Buffer
 	b.WriteByte('{')

@@ -6,13 +6,21 @@
 //	r, err := retry.New(llm, retry.DefaultRetryConfig(), retry.WithBudget(budget))
 //	out, err := r.Invoke(ctx, prompt, core.WithOperation("llm.chat"))
 //
-// A call (Invoke, Batch or Stream) makes attempts until one succeeds, an
-// error is classified as permanent, the policy's MaxRetries are spent (or
-// its MaxRetriesByClass bound for the failure's Class), the Budget
-// refuses, a server's Retry-After hint exceeds MaxRetryAfter, the caller's
-// context ends, or its next wait is longer than a Continuation's HandOff
-// (the call is handed off: its caller sleeps Error.Wait and continues
-// it). Between attempts it sleeps
+// A call (Invoke, Batch or Stream) makes attempts until one succeeds
+// (OutcomeSuccess) or one of these stops it, its Outcome on the *Error:
+// an error classified as permanent (OutcomeNotRetryable); the policy's
+// MaxRetries, or its MaxRetriesByClass bound for the failure's Class,
+// spent (OutcomeExhausted); MaxRetryTokens thrown away
+// (OutcomeRetryTokensExhausted); the Budget refusing
+// (OutcomeBudgetExhausted); a server's Retry-After hint over
+// MaxRetryAfter (OutcomeRetryAfterTooLong); the caller's context ending,
+// or a next wait that would end after its deadline (OutcomeCanceled,
+// OutcomeDeadline); a stream that broke after its first chunk with no
+// resume or restart (OutcomeCommitted); a broken route's turn ending
+// inside a fallback (OutcomeSilentTimeout or OutcomeExhausted, under
+// Failover below); or a next wait longer than a Continuation's HandOff
+// (OutcomeHandedOff: its caller sleeps Error.Wait and continues it).
+// Between attempts it sleeps
 //
 //	min(MaxBackoff, InitialBackoff × BackoffFactor^(retry−1)) × (1 − Jitter × U[0,1))
 //
@@ -85,17 +93,20 @@
 //
 // The tracer and meter come from WithTracerProvider and WithMeterProvider,
 // else the global providers; the scope is ScopeName. Spans: retry.invoke,
-// retry.batch or retry.stream for the call (retry.operation,
-// retry.method, retry.max_retries, retry.attempts, retry.outcome, and
-// error.type on failure; retry.stream.chunks for a stream) and a
-// retry.attempt child per attempt (retry.attempt; on failure error.type,
-// retry.retryable and retry.class, and, when a backoff follows,
-// retry.backoff in seconds and retry.backoff.source: computed,
+// retry.batch or retry.stream for the call (retry.operation, retry.method,
+// retry.max_retries, retry.attempts, retry.outcome, and error.type on
+// failure; retry.stream.chunks for a stream; retry.tokens.input,
+// retry.tokens.output and retry.tokens.discarded when the Runnable reports
+// usage; retry.nested, the depth of a layer called inside another's
+// attempt) and a retry.attempt child per attempt (retry.attempt; on
+// failure error.type, retry.retryable and retry.class, and, when a backoff
+// follows, retry.backoff in seconds and retry.backoff.source: computed,
 // retry_after or budget; retry.batch.items for a Batch round,
 // retry.stream.resumed for a Resume, retry.restarted for a restart
-// (RestartStreams), retry.repaired for an attempt made
-// with the input Repair returned); events retry.backoff and retry.repair
-// on the call span. Metrics: retry.attempts and retry.calls (counters),
+// (RestartStreams), retry.repaired for an attempt made with the input
+// Repair returned); events retry.backoff, retry.repair and
+// retry.output_repair (repair.rung: local or reask) on the call span.
+// Metrics: retry.attempts and retry.calls (counters),
 // retry.backoff.duration (histogram, seconds), retry.budget.refused
 // (counter; reason throttled for a first attempt, retry_budget for a
 // retry), for a budget that says it, retry.budget.throttle (gauge),

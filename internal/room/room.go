@@ -1,10 +1,13 @@
-// Package room is the one way a steadfast layer waits for room: a token
-// bucket's (ratelimit), a provider's headers' (internal/pace), a pool
-// deployment's, a budget's hold of first attempts and the fleet's Redis
-// share all answer "may it go now, and if not, when?" as a
-// core.Reservation, as golang.org/x/time/rate's Reservation does; the
-// waits are bounded by one rule (Bound) and slept by one timer and select
-// (Sleep, Timer), and a reservation not used is given back (Cancel).
+// Package room is how a steadfast layer waits for room that a
+// core.Reservation names: a token bucket's (ratelimit), a provider's
+// headers' (internal/pace), a pool deployment's, a retry budget's pacing
+// and the fleet's Redis share all answer "may it go now, and if not,
+// when?" as golang.org/x/time/rate's Reservation does; the waits are
+// bounded by one rule (Bound) and slept by one timer and select (Sleep,
+// Timer), and a reservation not used is given back (Cancel). Waits for an
+// event rather than for room keep timers of their own: a concurrency
+// limit's queue (a permit given back), hedge's delay, a stream's chunk and
+// attempt timeouts, a background response's polls.
 package room
 
 import (

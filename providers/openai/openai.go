@@ -2,7 +2,8 @@
 // an error adapter that tells the retry layer what the OpenAI API meant.
 //
 // Chat wraps the Chat Completions API and Responses the Responses API
-// (whose streams resume exactly with WithResumableStreams). Chat's Invoke
+// (with WithResumableStreams its streams resume exactly, and its Invokes
+// are background responses it polls: stored by OpenAI). Chat's Invoke
 // returns the SDK's full
 // *oai.ChatCompletion, Stream yields the SDK's oai.ChatCompletionChunk
 // values from the first with content on (the stream's failure as an error

@@ -71,6 +71,9 @@ func (r *Runnable) kill(ctx context.Context, d *deployment, now time.Time, why s
 	d.deadWhy = why
 	d.mu.Unlock()
 	d.cooling.Store(true)
+	r.coolMu.Lock()
+	r.yield(now) // a dead key counts toward the share out, as a hint does
+	r.coolMu.Unlock()
 	r.deaths.Add(ctx, 1, metric.WithAttributes(attrDeployment.String(d.Name)))
 	if span := trace.SpanFromContext(ctx); span.IsRecording() {
 		span.AddEvent("pool.dead", trace.WithAttributes(attrDeployment.String(d.Name), attrReason.String(why)))

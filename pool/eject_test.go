@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/steadfast-go/steadfast/core"
+	"github.com/steadfast-go/steadfast/internal/mock"
 	"github.com/steadfast-go/steadfast/pool"
 )
 
@@ -131,15 +132,24 @@ func TestAnOutageEjectsNone(t *testing.T) {
 	})
 }
 
-// A server's hint always takes its deployment out; when that puts more
-// than the share out (one of three), an ejected deployment comes back at
-// once rather than leave one deployment to serve: an ejection is the
-// pool's guess, the hint the server's word (#73). Without it, a pool of
+// A server's hint always takes its deployment out, as a dead key does;
+// when that puts more than the share out (one of three), an ejected
+// deployment comes back at once rather than leave one deployment to
+// serve: an ejection is the pool's guess, the hint the server's word
+// (#73). Without it, a pool of
 // three in bench/cmd/deployments lost 14 % of its calls in one run of
 // three: a busy deployment ejected at the start, then a 429 on another.
 func TestAHintBringsAnEjectedDeploymentBack(t *testing.T) {
+	for _, out := range []error{throttled(10 * time.Second), &mock.HTTPError{Code: 401}} {
+		aHintBringsAnEjectedDeploymentBack(t, out)
+	}
+}
+
+// aHintBringsAnEjectedDeploymentBack ejects b, then has a fail with out
+// (a hint, or a dead key), and wants b back at once.
+func aHintBringsAnEjectedDeploymentBack(t *testing.T, out error) {
 	synctest.Test(t, func(t *testing.T) {
-		a, b, c := &flapper{err: throttled(10 * time.Second)}, &flapper{failing: true}, &flapper{}
+		a, b, c := &flapper{err: out}, &flapper{failing: true}, &flapper{}
 		p := newPool(t, []pool.Deployment{{Name: "a", Runnable: a}, {Name: "b", Runnable: b}, {Name: "c", Runnable: c}},
 			pool.WithCooldown(3, time.Minute, time.Minute))
 		traffic(p, 10*time.Second) // b is ejected, for a minute less a tenth at most
@@ -151,10 +161,10 @@ func TestAHintBringsAnEjectedDeploymentBack(t *testing.T) {
 		hinted := time.Now()
 		traffic(p, 2*time.Second)
 		if n := len(a.callsSince(hinted)); n != 1 {
-			t.Errorf("a called %d times after its hint, want 1: held out for 10 s", n)
+			t.Errorf("%v: a called %d times after it, want 1: held out", out, n)
 		}
 		if n := len(b.callsSince(hinted)); n == 0 {
-			t.Errorf("b not called within 2 s of a's hint, want it back beside c, not out for its minute")
+			t.Errorf("%v on a: b not called within 2 s, want it back beside c, not out for its minute", out)
 		}
 	})
 }

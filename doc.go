@@ -28,6 +28,9 @@
 //   - pool: one model served by many deployments, scored by speed,
 //     outliers ejected, session affinity, dead keys routed around, and
 //     calls held for the provider's reset when no key has room.
+//   - route: a call's constraints (tags required or excluded, an order, no
+//     fallback, a highest price) over the tagged candidates of a pool and
+//     a fallback.
 //   - repair: an LLM's answer fixed in place before a retry pays for
 //     another (JSON, a tool name).
 //   - chaos: the failures LLM providers have, injected into a pipeline's

@@ -16,19 +16,24 @@ import (
 func (r *Runnable) Batch(ctx context.Context, inputs []any, opts ...core.Option) ([]any, error) {
 	ctx, c := r.tel.begin(ctx, callspan.Batch)
 	defer c.EndIfUnwinding()
-	b := batchCall{r: r, outs: make([]any, len(inputs)), fails: make([][]error, len(inputs))}
+	ctx, way, err := r.way(ctx)
+	if err != nil {
+		c.fail(err)
+		return nil, err
+	}
+	b := batchCall{r: r, way: way, outs: make([]any, len(inputs)), fails: make([][]error, len(inputs))}
 	pending := make([]int, len(inputs))
 	for i := range pending {
 		pending[i] = i
 	}
-	last := 0
-	for i := 0; len(pending) > 0; i++ {
-		last = i
-		again := b.send(ctx, i, inputs, pending, opts)
+	last := way[0]
+	for k := 0; len(pending) > 0; k++ {
+		last = way[k]
+		again := b.send(ctx, k, inputs, pending, opts)
 		if len(again) == 0 {
 			break
 		}
-		c.switched(ctx, i, r.names, b.fails[again[0]][i])
+		c.switched(ctx, way[k], r.names, b.fails[again[0]][k])
 		pending = again
 	}
 	if be := b.result(); be != nil {
@@ -42,34 +47,36 @@ func (r *Runnable) Batch(ctx context.Context, inputs []any, opts ...core.Option)
 // batchCall holds a Batch's results and each item's failures so far.
 type batchCall struct {
 	r     *Runnable
+	way   []int // the candidates, by index, in the order tried
 	outs  []any
 	fails [][]error // the failure of each candidate tried, per item
 	final []error   // *Error of the items that finally failed
 }
 
-// send sends the pending items to candidate i, merges its successes, and
-// returns the items to send to the next candidate.
-func (b *batchCall) send(ctx context.Context, i int, inputs []any, pending []int, opts []core.Option) (again []int) {
+// send sends the pending items to the k-th candidate of the way, merges
+// its successes, and returns the items to send to the next candidate.
+func (b *batchCall) send(ctx context.Context, k int, inputs []any, pending []int, opts []core.Option) (again []int) {
+	i := b.way[k]
 	sub := make([]any, len(pending))
-	for k, idx := range pending {
-		sub[k] = b.r.inputFor(i, inputs[idx])
+	for j, idx := range pending {
+		sub[j] = b.r.inputFor(i, inputs[idx])
 	}
 	outs, err := b.r.candidates[i].Batch(ctx, sub, opts...)
 	errs := itemErrors(i, len(sub), outs, err)
-	for k, idx := range pending {
-		if errs[k] == nil {
-			b.outs[idx] = outs[k]
+	for j, idx := range pending {
+		if errs[j] == nil {
+			b.outs[idx] = outs[j]
 			continue
 		}
-		b.fails[idx] = append(b.fails[idx], errs[k])
-		if b.r.next(ctx, i, errs[k]) {
+		b.fails[idx] = append(b.fails[idx], errs[j])
+		if b.r.next(ctx, k, b.way, errs[j]) {
 			again = append(again, idx)
 			continue
 		}
 		if b.final == nil {
 			b.final = make([]error, len(b.outs))
 		}
-		b.final[idx] = b.r.newError(b.fails[idx])
+		b.final[idx] = b.r.newError(b.fails[idx], b.way)
 	}
 	return again
 }

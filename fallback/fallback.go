@@ -37,6 +37,13 @@ type Runnable struct {
 	// the next candidate, for a caller that accepts core.Reset.
 	maxRestarts int
 	tel         telemetry
+	// all is every candidate's index, in order: the way of a call with no
+	// route constraints. routes are the candidates' tags and prices, known
+	// every tag among them, priced whether one has a price (constraints.go).
+	all    []int
+	routes []route.Candidate
+	known  []string
+	priced bool
 }
 
 // New returns a Runnable over candidates, tried in order. It reports an
@@ -69,6 +76,9 @@ func New(candidates []core.Runnable, opts ...Option) (*Runnable, error) {
 		r.resumable = r.resumable || streams.CanResume(context.Background(), cand)
 	}
 	r.owner = core.NewStateKey[int]("fallback.candidate:" + strings.Join(r.names, ","))
+	if err := r.tagCandidates(); err != nil {
+		return nil, err
+	}
 	var err error
 	if r.tel, err = newTelemetry(c.tp, c.mp); err != nil {
 		return nil, err
@@ -115,8 +125,8 @@ func overflows(err error) bool {
 // routeContext returns the context of candidate i's call: marked when one
 // comes after it, so that its retry layer stops at the first silent
 // attempt rather than retry it, and the rule is asked about that failure.
-func (r *Runnable) routeContext(ctx context.Context, i int) context.Context {
-	if i+1 < len(r.candidates) {
+func (r *Runnable) routeContext(ctx context.Context, k int, way []int) context.Context {
+	if k+1 < len(way) {
 		return route.WithAlternative(ctx)
 	}
 	return ctx
@@ -127,11 +137,11 @@ func hasErrorType(err error, types []string) bool {
 	return len(types) > 0 && slices.Contains(types, errproto.Type(err))
 }
 
-// next reports whether a call that failed on candidate i with err moves to
-// candidate i+1: there is one, the caller's context is live, and the rule
-// says so.
-func (r *Runnable) next(ctx context.Context, i int, err error) bool {
-	return i+1 < len(r.candidates) && ctx.Err() == nil && r.switchIf(err)
+// next reports whether a call that failed with err on the k-th candidate
+// of its way moves to the one after: there is one, the caller's context is
+// live, and the rule says so.
+func (r *Runnable) next(ctx context.Context, k int, way []int, err error) bool {
+	return k+1 < len(way) && ctx.Err() == nil && r.switchIf(err)
 }
 
 // inputFor returns the input of candidate i.
@@ -187,8 +197,14 @@ func (e *Error) Unwrap() []error { return e.Errs }
 // error.type.
 func (e *Error) ErrorType() string { return errproto.LastType(e.Errs) }
 
-func (r *Runnable) newError(errs []error) *Error {
-	return &Error{Errs: errs, Names: r.names[:len(errs)]}
+// newError is the *Error of a call whose way's first candidates failed
+// with errs.
+func (r *Runnable) newError(errs []error, way []int) *Error {
+	names := make([]string, len(errs))
+	for k := range errs {
+		names[k] = r.names[way[k]]
+	}
+	return &Error{Errs: errs, Names: names}
 }
 
 // Invoke calls the candidates in order until one succeeds or the failure
@@ -196,22 +212,27 @@ func (r *Runnable) newError(errs []error) *Error {
 func (r *Runnable) Invoke(ctx context.Context, input any, opts ...core.Option) (any, error) {
 	ctx, c := r.tel.begin(ctx, callspan.Invoke)
 	defer c.EndIfUnwinding()
+	ctx, way, err := r.way(ctx)
+	if err != nil {
+		c.fail(err)
+		return nil, err
+	}
 	var errs []error
-	for i, cand := range r.candidates {
+	for k, i := range way {
 		cctx, tokens := usage.Sub(ctx) // a failed candidate's tokens are thrown away
-		out, err := cand.Invoke(r.routeContext(cctx, i), r.inputFor(i, input), opts...)
+		out, err := r.candidates[i].Invoke(r.routeContext(cctx, k, way), r.inputFor(i, input), opts...)
 		if err == nil {
 			c.succeed(i, r.names[i])
 			return out, nil
 		}
 		tokens.Discard()
 		errs = append(errs, err)
-		if !r.next(ctx, i, err) {
+		if !r.next(ctx, k, way, err) {
 			break
 		}
 		c.switched(ctx, i, r.names, err)
 	}
-	e := r.newError(errs)
+	e := r.newError(errs, way)
 	c.fail(e)
 	return nil, e
 }

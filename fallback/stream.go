@@ -34,8 +34,13 @@ var (
 // is returned, or is the stream's last value once a stream was open.
 func (r *Runnable) Stream(ctx context.Context, input any, opts ...core.Option) (<-chan any, error) {
 	ctx, c := r.tel.begin(ctx, callspan.Stream)
-	s := &streamCall{r: r, c: c, input: input, opts: opts}
-	restarts := r.maxRestarts > 0 && len(r.candidates) > 1 && core.AcceptsResets(opts...)
+	ctx, way, err := r.way(ctx)
+	if err != nil {
+		c.fail(err)
+		return nil, err
+	}
+	s := &streamCall{r: r, c: c, input: input, opts: opts, way: way}
+	restarts := r.maxRestarts > 0 && len(way) > 1 && core.AcceptsResets(opts...)
 	if restarts {
 		ctx, s.tools = route.WatchToolCalls(ctx)
 	}
@@ -78,7 +83,8 @@ type streamCall struct {
 	c      *call
 	input  any
 	opts   []core.Option
-	i      int     // the current candidate
+	way    []int   // the candidates, by index, in the order tried
+	i      int     // the current candidate's place in way
 	errs   []error // the failures of the candidates moved away from
 	ch     <-chan any
 	cancel context.CancelCauseFunc
@@ -104,13 +110,14 @@ func (s *streamCall) start(ctx context.Context) error {
 	return nil
 }
 
-// open opens the stream of candidate s.i, moving on while creation fails
+// open opens the stream of candidate s.way[s.i], moving on while creation fails
 // with a failure that allows it. It returns the *Error when none opens.
 func (s *streamCall) open(ctx context.Context) *Error {
 	for ; ; s.i++ {
 		sctx, cancel := context.WithCancelCause(ctx)
 		sctx, tokens := usage.Sub(sctx) // a candidate that fails before the commit: thrown away
-		ch, err := s.r.candidates[s.i].Stream(s.r.routeContext(sctx, s.i), s.r.inputFor(s.i, s.input), s.opts...)
+		i := s.way[s.i]
+		ch, err := s.r.candidates[i].Stream(s.r.routeContext(sctx, s.i, s.way), s.r.inputFor(i, s.input), s.opts...)
 		if err == nil && ch == nil {
 			err = errNoStream
 		}
@@ -126,14 +133,14 @@ func (s *streamCall) open(ctx context.Context) *Error {
 	}
 }
 
-// failed records candidate s.i's failure and returns the *Error that ends
-// the call when it may not move on, else nil.
+// failed records the current candidate's failure and returns the *Error
+// that ends the call when it may not move on, else nil.
 func (s *streamCall) failed(ctx context.Context, err error) *Error {
 	s.errs = append(s.errs, err)
-	if !s.r.next(ctx, s.i, err) {
-		return s.r.newError(s.errs)
+	if !s.r.next(ctx, s.i, s.way, err) {
+		return s.r.newError(s.errs, s.way)
 	}
-	s.c.switched(ctx, s.i, s.r.names, err)
+	s.c.switched(ctx, s.way[s.i], s.r.names, err)
 	return nil
 }
 
@@ -157,7 +164,7 @@ func (s *streamCall) Next(ctx context.Context, err error) (streams.Source, error
 func (s *streamCall) Committed(ctx context.Context) {
 	s.restarting = nil
 	if s.r.resumable {
-		s.r.owner.Store(ctx, s.i)
+		s.r.owner.Store(ctx, s.way[s.i])
 	}
 }
 
@@ -175,7 +182,7 @@ func (s *streamCall) Resume(ctx context.Context, err error, _ any) (streams.Sour
 		s.restarts++
 		s.restarting = err
 		s.errs = append(s.errs, err)
-		s.c.restarted(ctx, s.i, s.r.names, err)
+		s.c.restarted(ctx, s.way[s.i], s.r.names, err)
 	} else if e := s.failed(ctx, err); e != nil {
 		return streams.Source{}, e
 	}
@@ -193,7 +200,7 @@ func (s *streamCall) Resume(ctx context.Context, err error, _ any) (streams.Sour
 // it, and no tool call the consumer may have run was delivered, unless
 // every candidate says it is idempotent.
 func (s *streamCall) mayRestart(ctx context.Context, err error) bool {
-	if s.i+1 >= len(s.r.candidates) || ctx.Err() != nil || s.restarts >= s.r.maxRestarts || callersOwn(err) {
+	if s.i+1 >= len(s.way) || ctx.Err() != nil || s.restarts >= s.r.maxRestarts || callersOwn(err) {
 		return false
 	}
 	if s.tools.Called() {

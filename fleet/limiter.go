@@ -174,7 +174,7 @@ func take(lim *rate.Limiter, now time.Time, n int) {
 // back to the shared bucket (Adjust), or to the local one it came from.
 func (l *Limiter) Reserve(ctx context.Context, n int, maxWait time.Duration) (core.Reservation, error) {
 	if n > l.burst {
-		return core.Reservation{}, &ratelimit.BurstError{Cost: n, Burst: l.burst}
+		return core.Reservation{}, &ratelimit.LimitedError{Cost: n, Burst: l.burst}
 	}
 	if l.h.local() {
 		l.h.traceLocal(ctx)

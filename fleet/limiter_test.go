@@ -182,7 +182,13 @@ func TestLimiterSettlesAndQueues(t *testing.T) {
 	if !ok || wait < 9*time.Second {
 		t.Errorf("Reserve(10, 1 min) = %v, %v; want a turn about 10s away", wait, ok)
 	}
-	if _, _, err := parts(l.Reserve(ctx, 101, time.Hour)); !errors.As(err, new(*ratelimit.BurstError)) {
-		t.Errorf("Reserve(101) error = %v, want a *ratelimit.BurstError", err)
+	if _, _, err := parts(l.Reserve(ctx, 101, time.Hour)); !overBurst(err) {
+		t.Errorf("Reserve(101) error = %v, want a *ratelimit.LimitedError over the burst", err)
 	}
+}
+
+// overBurst reports a refusal over the bucket's burst, which no wait admits.
+func overBurst(err error) bool {
+	le, ok := errors.AsType[*ratelimit.LimitedError](err)
+	return ok && le.Burst > 0 && !le.Retryable()
 }

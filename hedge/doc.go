@@ -6,8 +6,8 @@
 // passes with no answer yet, one more, up to Config.MaxHedges more. An
 // attempt that fails sends the next one at once rather than after the
 // delay. The first success wins; every other attempt is cancelled at once
-// (its context's cause is ErrLost) and its result dropped. With
-// Config.Quantile the delay follows the latency of recent successful
+// (its context's cause says "hedge: another attempt answered first") and
+// its result dropped. With Config.Quantile the delay follows the latency of recent successful
 // attempts (0.95: their p95), at least Config.Delay and at most
 // Config.MaxDelay.
 //

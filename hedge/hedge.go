@@ -17,9 +17,9 @@ import (
 	"github.com/steadfast-go/steadfast/retry"
 )
 
-// ErrLost is the cause with which an attempt that did not win is
-// cancelled.
-var ErrLost = errors.New("hedge: another attempt answered first")
+// errLost is the cause with which an attempt that did not win is
+// cancelled: its message says so.
+var errLost = errors.New("hedge: another attempt answered first")
 
 // Config is a hedging policy.
 type Config struct {
@@ -213,7 +213,7 @@ func (r *Runnable) Invoke(ctx context.Context, input any, opts ...core.Option) (
 	if err != nil {
 		return nil, err
 	}
-	win.cancel(ErrLost) // its call has returned: release its context
+	win.cancel(errLost) // its call has returned: release its context
 	return win.out, nil
 }
 

@@ -116,7 +116,7 @@ func (rc *raceCall) launch(ctx context.Context) {
 		a.k, a.latency, a.cancel = k, time.Since(start), cancel
 		a.won = a.err == nil && rc.won.CompareAndSwap(false, true)
 		if !a.won {
-			cancel(ErrLost) // a loser's stream stops before any chunk is read
+			cancel(errLost) // a loser's stream stops before any chunk is read
 			tokens.Discard()
 		}
 		rc.c.endAttempt(actx, span, a)
@@ -139,7 +139,7 @@ func (rc *raceCall) attempt(ctx context.Context, target core.Runnable) (a answer
 func (rc *raceCall) cancelLosers() {
 	for k, cancel := range rc.cancels {
 		if k != rc.winner {
-			cancel(ErrLost)
+			cancel(errLost)
 		}
 	}
 }

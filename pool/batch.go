@@ -18,6 +18,10 @@ import (
 // the outputs by index. Items that failed, or found every deployment
 // cooling down, have their error in the returned *core.BatchError.
 func (r *Runnable) Batch(ctx context.Context, inputs []any, opts ...core.Option) ([]any, error) {
+	ctx, err := r.planned(ctx)
+	if err != nil {
+		return nil, err
+	}
 	outs := make([]any, len(inputs))
 	errs := make([]error, len(inputs))
 	pending := make([]int, len(inputs))

@@ -234,6 +234,9 @@ func (r *Runnable) canServe(now time.Time, failed uint64) bool {
 // ctx belongs to (none outside a retry layer).
 func (r *Runnable) failedMask(ctx context.Context) uint64 {
 	m, _ := r.tried.Load(ctx)
+	if p := r.planOf(ctx); p != nil {
+		m |= p.excluded // never another way for the call
+	}
 	return m
 }
 
@@ -323,6 +326,10 @@ func callerEnded(ctx context.Context) bool {
 // turns out dead (see WithDeadCooldown) is taken out of rotation and the
 // call goes on at once to another, within the same attempt.
 func (r *Runnable) Invoke(ctx context.Context, input any, opts ...core.Option) (any, error) {
+	ctx, err := r.planned(ctx)
+	if err != nil {
+		return nil, err
+	}
 	for {
 		c, err := r.next(ctx, input, perToken)
 		if err != nil {
@@ -401,6 +408,10 @@ func (r *Runnable) died(ctx context.Context, d *deployment, err error) bool {
 // Stream opens the stream of one deployment, chosen at creation, and
 // forwards it; an error value counts as the deployment's failure.
 func (r *Runnable) Stream(ctx context.Context, input any, opts ...core.Option) (<-chan any, error) {
+	ctx, err := r.planned(ctx)
+	if err != nil {
+		return nil, err
+	}
 	for {
 		c, err := r.next(ctx, input, firstChunk)
 		if err != nil {

@@ -31,8 +31,12 @@ type choice struct {
 func (r *Runnable) choose(ctx context.Context, input any, failed uint64, k speedKind) choice {
 	now := time.Now()
 	c := choice{now: now}
-	var open []*deployment // not cooling down
+	p := r.planOf(ctx)
+	var open []*deployment // not cooling down, and allowed by the call's constraints
 	for _, d := range r.deps {
+		if p != nil && !p.allowed[d.index] {
+			continue
+		}
 		if until, paced := d.availableAt(now); !until.IsZero() {
 			c.later(until, paced)
 			continue
@@ -51,7 +55,10 @@ func (r *Runnable) choose(ctx context.Context, input any, failed uint64, k speed
 		if fresh := untried(open, failed); len(fresh) > 0 {
 			cands = fresh
 		}
-		d := pick(key, cands, k)
+		d := p.first(cands) // the call's Order first
+		if d == nil {
+			d = pick(key, cands, k)
+		}
 		if d.pace == nil {
 			c.d = d
 			return c

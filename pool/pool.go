@@ -63,6 +63,7 @@ import (
 	"github.com/steadfast-go/steadfast/core"
 	"github.com/steadfast-go/steadfast/internal/callspan"
 	"github.com/steadfast-go/steadfast/internal/pace"
+	"github.com/steadfast-go/steadfast/internal/route"
 	"github.com/steadfast-go/steadfast/internal/version"
 )
 
@@ -211,6 +212,11 @@ type Runnable struct {
 	// than half of the pool. Only failures take it.
 	coolMu sync.Mutex
 	idem   bool
+	// routes are the deployments' tags and prices, known every tag among
+	// them, least the least known price (constraints.go).
+	routes []route.Candidate
+	known  []string
+	least  float64
 }
 
 // New returns a pool of deployments. It reports an error when there is no
@@ -231,6 +237,9 @@ func New(deployments []Deployment, opts ...Option) (*Runnable, error) {
 		deadCooldown: c.deadCooldown, maxWait: c.maxWait,
 		tried: core.NewStateKey[uint64]("")}
 	if err := r.add(deployments); err != nil {
+		return nil, err
+	}
+	if err := r.tagDeployments(); err != nil {
 		return nil, err
 	}
 	names := make([]string, len(r.deps))

@@ -20,7 +20,7 @@ type Backend interface {
 	// be longer than maxWait, it takes nothing and is not OK, its Delay the
 	// wait; a bucket that never refills answers rate.InfDuration. A cost
 	// above the bucket's burst, which no wait would admit, is refused with
-	// a *BurstError.
+	// a *LimitedError whose Burst is set.
 	Reserve(ctx context.Context, n int, maxWait time.Duration) (core.Reservation, error)
 
 	// Adjust corrects the tokens taken once a call's real cost is known,
@@ -58,7 +58,7 @@ func (l *inProcess) Reserve(_ context.Context, n int, maxWait time.Duration) (co
 		return core.Reservation{OK: true}, nil
 	}
 	if burst := l.lim.Burst(); n > burst && l.lim.Limit() != rate.Inf {
-		return core.Reservation{}, &BurstError{Cost: n, Burst: burst}
+		return core.Reservation{}, &LimitedError{Cost: n, Burst: burst}
 	}
 	res := l.lim.ReserveN(now, n)
 	if !res.OK() {

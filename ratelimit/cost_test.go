@@ -65,9 +65,9 @@ func TestBatchAboveBurstIsPermanent(t *testing.T) {
 			t.Fatalf("Batch() error = %v, want a *core.BatchError", err)
 		}
 		re, _ := errors.AsType[*retry.Error](be.Errs[0])
-		burst, isBurst := errors.AsType[*ratelimit.BurstError](err)
-		if re == nil || re.Outcome != retry.OutcomeNotRetryable || re.Attempts != 1 || !isBurst || burst.Burst != 3 || burst.Cost != 4 {
-			t.Fatalf("Batch() error = %v, want not_retryable after 1 attempt with a BurstError of cost 4, burst 3", err)
+		burst, _ := errors.AsType[*ratelimit.LimitedError](err)
+		if re == nil || re.Outcome != retry.OutcomeNotRetryable || re.Attempts != 1 || burst == nil || burst.Burst != 3 || burst.Cost != 4 {
+			t.Fatalf("Batch() error = %v, want not_retryable after 1 attempt with a LimitedError of cost 4 over a burst of 3", err)
 		}
 		if !errors.Is(err, ratelimit.ErrLimited) || time.Since(start) != 0 || inner.CallCount() != 0 {
 			t.Errorf("took %v with %d inner calls, want at once and none", time.Since(start), inner.CallCount())
@@ -108,7 +108,7 @@ func TestRefusalUnderPerAttemptTimeoutIsRetried(t *testing.T) {
 }
 
 func TestRefusalsAreLocal(t *testing.T) {
-	for _, err := range []error{&ratelimit.LimitedError{Wait: time.Second}, &ratelimit.BurstError{Cost: 2, Burst: 1}} {
+	for _, err := range []error{&ratelimit.LimitedError{Wait: time.Second}, &ratelimit.LimitedError{Cost: 2, Burst: 1}} {
 		if !errproto.Local(err) {
 			t.Errorf("IsLocal(%v) = false, want true", err)
 		}

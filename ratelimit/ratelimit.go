@@ -8,7 +8,7 @@
 // spent. A call waits unless the wait would pass its context's deadline or
 // WithMaxWait (WithMaxWait(0): never wait); a refusal is a *LimitedError
 // that the retry layer retries after exactly the wait the bucket asks for,
-// and a cost above the bucket's burst is a permanent *BurstError. Every
+// and a cost above the bucket's burst a permanent one (Burst set). Every
 // refusal reports Local() true, so a circuit breaker never
 // counts it. Put the limiter inside the retry layer, so that every attempt
 // takes its tokens:

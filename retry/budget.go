@@ -124,15 +124,15 @@ func (b *TokenBudget) RecordAttempt(_ context.Context, _ int, success bool) {
 	}
 }
 
-// Tokens returns the tokens currently held.
-func (b *TokenBudget) Tokens() float64 {
+// held returns the tokens currently held.
+func (b *TokenBudget) held() float64 {
 	return float64(b.tokens.Load()) / milli
 }
 
 // RecommendedBudget returns a new budget of package budget's law with its
 // default setting (budget.DefaultSetting): attempts are refused here with
-// probability max(0, (requests − 2·accepts) / (requests + 1)) over the
-// last second's answers (client-side adaptive throttling, from the SRE
+// probability max(0, (requests − 2·accepts − 8) / (requests + 8)) over
+// the last second's answers (client-side adaptive throttling, from the SRE
 // book), and retries go at most at half the rate of the first attempts,
 // plus one a second (a retry budget, as Finagle's and Envoy's), paced by
 // a token bucket so that a herd's retries are spread, each waiting for its

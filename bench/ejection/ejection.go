@@ -59,9 +59,10 @@ type Result struct {
 const rate = 20
 
 // gap is the longest pause between a deployment's calls that is not an
-// ejection: at 20 calls a second over a few deployments, 2 s without one
-// is out of rotation.
-const gap = 2 * time.Second
+// ejection: the shortest ejection is 5 s less a tenth, while the pool's
+// choice (two drawn at random, unseeded) may pass a deployment with a poor
+// score over for a couple of seconds.
+const gap = 4400 * time.Millisecond
 
 var errServer = errors.New("503")
 

@@ -3,7 +3,6 @@ package fallback
 import (
 	"context"
 	"fmt"
-	"slices"
 
 	"github.com/steadfast-go/steadfast/internal/route"
 	"github.com/steadfast-go/steadfast/retry"
@@ -15,21 +14,14 @@ import (
 // router can judge by.
 func (r *Runnable) tagCandidates() error {
 	r.all = make([]int, len(r.candidates))
-	for i, c := range r.candidates {
+	for i := range r.all {
 		r.all[i] = i
-		tags, price, _ := route.TagsOf(c)
-		if err := route.CheckTags(tags, price); err != nil {
-			return fmt.Errorf("fallback: New: candidate %d (%q): %w", i, r.names[i], err)
-		}
-		r.routes = append(r.routes, route.Candidate{Name: r.names[i], Tags: tags, Price: price})
-		for _, t := range tags {
-			if !slices.Contains(r.known, t) {
-				r.known = append(r.known, t)
-			}
-		}
-		r.priced = r.priced || price > 0
 	}
-	slices.Sort(r.known)
+	routes, known, least, bad, err := route.Candidates(r.candidates, r.names)
+	if err != nil {
+		return fmt.Errorf("fallback: New: candidate %d (%q): %w", bad, r.names[bad], err)
+	}
+	r.routes, r.known, r.priced = routes, known, least > 0
 	return nil
 }
 

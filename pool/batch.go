@@ -18,7 +18,7 @@ import (
 // the outputs by index. Items that failed, or found every deployment
 // cooling down, have their error in the returned *core.BatchError.
 func (r *Runnable) Batch(ctx context.Context, inputs []any, opts ...core.Option) ([]any, error) {
-	ctx, err := r.planned(ctx)
+	ctx, _, err := r.planned(ctx)
 	if err != nil {
 		return nil, err
 	}
@@ -72,12 +72,13 @@ func (r *Runnable) Batch(ctx context.Context, inputs []any, opts ...core.Option)
 // and merges the answers by index. It returns the items that found no
 // deployment to serve them, refused, and the choice that found none.
 func (r *Runnable) batchRound(ctx context.Context, idx []int, inputs, outs []any, errs []error, opts []core.Option) (idle []int, none choice) {
-	mask := r.failedMask(ctx)
+	p := r.planOf(ctx)
+	mask := r.triedOr(ctx, p)
 	groups := map[*deployment][]int{}
 	var order []*deployment
 	for _, i := range idx {
 		in := inputs[i]
-		c := r.choose(ctx, in, mask, perToken)
+		c := r.choose(ctx, in, mask, perToken, p)
 		if c.d == nil {
 			errs[i] = r.unavailable(c.now, c.until)
 			idle, none = append(idle, i), c

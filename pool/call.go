@@ -233,9 +233,15 @@ func (r *Runnable) canServe(now time.Time, failed uint64) bool {
 // failedMask returns the deployments that failed the call whose state is
 // ctx belongs to (none outside a retry layer).
 func (r *Runnable) failedMask(ctx context.Context) uint64 {
+	return r.triedOr(ctx, r.planOf(ctx))
+}
+
+// triedOr is the deployments that failed the call whose state ctx belongs
+// to, and those its plan p excludes: never another way for the call.
+func (r *Runnable) triedOr(ctx context.Context, p *plan) uint64 {
 	m, _ := r.tried.Load(ctx)
-	if p := r.planOf(ctx); p != nil {
-		m |= p.excluded // never another way for the call
+	if p != nil {
+		m |= p.excluded
 	}
 	return m
 }
@@ -326,12 +332,12 @@ func callerEnded(ctx context.Context) bool {
 // turns out dead (see WithDeadCooldown) is taken out of rotation and the
 // call goes on at once to another, within the same attempt.
 func (r *Runnable) Invoke(ctx context.Context, input any, opts ...core.Option) (any, error) {
-	ctx, err := r.planned(ctx)
+	ctx, p, err := r.planned(ctx)
 	if err != nil {
 		return nil, err
 	}
 	for {
-		c, err := r.next(ctx, input, perToken)
+		c, err := r.next(ctx, input, perToken, p)
 		if err != nil {
 			return nil, err
 		}
@@ -363,10 +369,10 @@ func (r *Runnable) sayElsewhere(ctx context.Context, c choice) {
 // decides what to do with it. Either refusal is the *UnavailableError of
 // the last choice, whose RetryAfter says when the first deployment is
 // back; a context that ends during the wait is the call's error.
-func (r *Runnable) next(ctx context.Context, input any, k speedKind) (choice, error) {
+func (r *Runnable) next(ctx context.Context, input any, k speedKind, p *plan) (choice, error) {
 	var c choice
 	waited, err := room.Await(ctx, room.Bound{Max: r.maxWait}, func() core.Reservation {
-		c = r.choose(ctx, input, r.failedMask(ctx), k)
+		c = r.choose(ctx, input, r.triedOr(ctx, p), k, p)
 		if c.d != nil {
 			return room.Go()
 		}
@@ -408,12 +414,12 @@ func (r *Runnable) died(ctx context.Context, d *deployment, err error) bool {
 // Stream opens the stream of one deployment, chosen at creation, and
 // forwards it; an error value counts as the deployment's failure.
 func (r *Runnable) Stream(ctx context.Context, input any, opts ...core.Option) (<-chan any, error) {
-	ctx, err := r.planned(ctx)
+	ctx, p, err := r.planned(ctx)
 	if err != nil {
 		return nil, err
 	}
 	for {
-		c, err := r.next(ctx, input, firstChunk)
+		c, err := r.next(ctx, input, firstChunk, p)
 		if err != nil {
 			return nil, err
 		}

@@ -28,10 +28,9 @@ type choice struct {
 // that reads its provider's limits is chosen only if it takes one of the
 // requests they leave until their reset: the choice counts the request, so
 // that concurrent calls do not all take the last one.
-func (r *Runnable) choose(ctx context.Context, input any, failed uint64, k speedKind) choice {
+func (r *Runnable) choose(ctx context.Context, input any, failed uint64, k speedKind, p *plan) choice {
 	now := time.Now()
 	c := choice{now: now}
-	p := r.planOf(ctx)
 	var open []*deployment // not cooling down, and allowed by the call's constraints
 	for _, d := range r.deps {
 		if p != nil && !p.allowed[d.index] {

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"slices"
 
+	"github.com/steadfast-go/steadfast/core"
 	"github.com/steadfast-go/steadfast/internal/route"
 	"github.com/steadfast-go/steadfast/retry"
 	routing "github.com/steadfast-go/steadfast/route"
@@ -14,22 +15,15 @@ import (
 // chain), for the calls' constraints; it reports a price or a tag no
 // router can judge by.
 func (r *Runnable) tagDeployments() error {
-	for _, d := range r.deps {
-		tags, price, _ := route.TagsOf(d.Runnable)
-		if err := route.CheckTags(tags, price); err != nil {
-			return fmt.Errorf("pool: New: deployment %q: %w", d.Name, err)
-		}
-		r.routes = append(r.routes, route.Candidate{Name: d.Name, Tags: tags, Price: price})
-		for _, t := range tags {
-			if !slices.Contains(r.known, t) {
-				r.known = append(r.known, t)
-			}
-		}
-		if price > 0 && (r.least == 0 || price < r.least) {
-			r.least = price
-		}
+	rs, names := make([]core.Runnable, len(r.deps)), make([]string, len(r.deps))
+	for i, d := range r.deps {
+		rs[i], names[i] = d.Runnable, d.Name
 	}
-	slices.Sort(r.known)
+	var bad int
+	var err error
+	if r.routes, r.known, r.least, bad, err = route.Candidates(rs, names); err != nil {
+		return fmt.Errorf("pool: New: deployment %q: %w", names[bad], err)
+	}
 	return nil
 }
 
@@ -49,16 +43,18 @@ type plan struct {
 // planKey is the context key of a call's plan over pool r.
 type planKey struct{ r *Runnable }
 
-// planned returns ctx carrying the call's plan over the pool when its
-// context has route constraints (ctx as is otherwise), or the
-// *route.Error of a call that no deployment may serve.
-func (r *Runnable) planned(ctx context.Context) (context.Context, error) {
+// planned returns ctx carrying the call's plan over the pool, and the
+// plan, when its context has route constraints (ctx as is and nil
+// otherwise), or the *route.Error of a call that no deployment may serve.
+// The plan rides in ctx for the failure paths (failedMask); the success
+// path is handed it.
+func (r *Runnable) planned(ctx context.Context) (context.Context, *plan, error) {
 	ctx, p, f := route.PlanFor(ctx, r.routes, r.known, r.least > 0, false)
 	switch {
 	case f != nil:
-		return ctx, retry.Permanent(&routing.Error{Constraint: f.Constraint, Rejected: f.Rejected})
+		return ctx, nil, retry.Permanent(&routing.Error{Constraint: f.Constraint, Rejected: f.Rejected})
 	case p == nil:
-		return ctx, nil
+		return ctx, nil, nil
 	}
 	way := p.Order
 	if p.NoFallback && p.Named > 0 {
@@ -72,7 +68,7 @@ func (r *Runnable) planned(ctx context.Context) (context.Context, error) {
 			pl.order = append(pl.order, r.deps[i])
 		}
 	}
-	return context.WithValue(ctx, planKey{r}, pl), nil
+	return context.WithValue(ctx, planKey{r}, pl), pl, nil
 }
 
 // planOf returns the call's plan over the pool, nil when it has none.

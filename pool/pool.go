@@ -33,6 +33,11 @@
 // Deployments that share one upstream quota (Deployment.Group) cool down
 // together on a rate limit: the next attempt goes to another group.
 //
+// A deployment tagged with route.Tag (a region, a retention policy, a
+// price) serves only the calls whose route constraints (route.With) it
+// meets: the others never reach it, and a call that no deployment meets
+// fails at once with a *route.Error.
+//
 // A deployment whose Runnable reads its provider's rate-limit headers
 // (a RateLimits method, as the providers' adapters have) is passed over once
 // they say it has no request left until their reset. When that alone
@@ -166,8 +171,8 @@ func WithCooldown(allowedFails int, window, cooldown time.Duration) Option {
 // WithMaxEjected sets the largest share of the deployments that may be
 // out of rotation for ejection to take one more (one always may be); the
 // default is half. Deployments a server's hint or a dead key holds out
-// count toward it, and when a hint puts more than the share out, ejected
-// deployments come back, the one due first first. share must be more
+// count toward it, and when a hint or a dead key puts more than the share
+// out, ejected deployments come back, the one due first first. share must be more
 // than 0 and at most 1.
 func WithMaxEjected(share float64) Option {
 	return func(c *config) { c.maxEjected = share }

@@ -192,3 +192,28 @@ func Refusal(ctx context.Context, tags []string, price float64) string {
 	}
 	return Reject(f.Require, f.Exclude, f.MaxPrice, tags, price)
 }
+
+// Candidates reads the tags and price of each of rs (route.Tag, or a
+// pool's, in its chain), named by names, for a router's New: the
+// candidates, every tag among them (sorted), and the least known price (0
+// when none is). It reports, by index, a price or a tag no router can
+// judge by.
+func Candidates(rs []core.Runnable, names []string) (cands []Candidate, known []string, least float64, bad int, err error) {
+	for i, r := range rs {
+		tags, price, _ := TagsOf(r)
+		if err := CheckTags(tags, price); err != nil {
+			return nil, nil, 0, i, err
+		}
+		cands = append(cands, Candidate{Name: names[i], Tags: tags, Price: price})
+		for _, t := range tags {
+			if !slices.Contains(known, t) {
+				known = append(known, t)
+			}
+		}
+		if price > 0 && (least == 0 || price < least) {
+			least = price
+		}
+	}
+	slices.Sort(known)
+	return cands, known, least, -1, nil
+}

@@ -1,6 +1,8 @@
-// Package budget holds the load law that retry.RecommendedBudget runs: how
-// many of a call's attempts a client sends to a provider that is failing.
-// It is two published rules over one window of counts, nothing more.
+// Package budget holds the two budgets of steadfast: the load law that
+// retry.RecommendedBudget runs (how many of a call's attempts a client
+// sends to a provider that is failing: two published rules over one
+// window of counts, below), and a run's budget (WithRun: the calls,
+// tokens and dollars one agent run may spend, see Run).
 //
 // Counts. Every attempt sent is counted at its answer, in a window of the
 // last Window (ten slots, as Finagle's WindowedAdder): requests, accepts

@@ -7,6 +7,7 @@ import (
 	"github.com/steadfast-go/steadfast/core"
 	"github.com/steadfast-go/steadfast/internal/batchcheck"
 	"github.com/steadfast-go/steadfast/internal/callspan"
+	"github.com/steadfast-go/steadfast/internal/run"
 )
 
 // Batch sends the batch to the first candidate, then only the items that
@@ -61,7 +62,12 @@ func (b *batchCall) send(ctx context.Context, k int, inputs []any, pending []int
 	for j, idx := range pending {
 		sub[j] = b.r.inputFor(i, inputs[idx])
 	}
-	outs, err := b.r.candidates[i].Batch(ctx, sub, opts...)
+	var outs []any
+	bctx, ticket, err := run.Take(ctx, len(sub))
+	if err == nil {
+		outs, err = b.r.candidates[i].Batch(bctx, sub, opts...)
+		ticket.Settle(err)
+	}
 	errs := itemErrors(i, len(sub), outs, err)
 	for j, idx := range pending {
 		if errs[j] == nil {

@@ -15,6 +15,7 @@ import (
 	"github.com/steadfast-go/steadfast/internal/callspan"
 	"github.com/steadfast-go/steadfast/internal/errproto"
 	"github.com/steadfast-go/steadfast/internal/route"
+	"github.com/steadfast-go/steadfast/internal/run"
 	"github.com/steadfast-go/steadfast/internal/streams"
 	"github.com/steadfast-go/steadfast/internal/usage"
 	"github.com/steadfast-go/steadfast/llmhttp"
@@ -220,7 +221,7 @@ func (r *Runnable) Invoke(ctx context.Context, input any, opts ...core.Option) (
 	var errs []error
 	for k, i := range way {
 		cctx, tokens := usage.Sub(ctx) // a failed candidate's tokens are thrown away
-		out, err := r.candidates[i].Invoke(r.routeContext(cctx, k, way), r.inputFor(i, input), opts...)
+		out, err := r.invokeOn(cctx, k, way, input, opts)
 		if err == nil {
 			c.succeed(i, r.names[i])
 			return out, nil
@@ -235,6 +236,19 @@ func (r *Runnable) Invoke(ctx context.Context, input any, opts ...core.Option) (
 	e := r.newError(errs, way)
 	c.fail(e)
 	return nil, e
+}
+
+// invokeOn invokes the way's k-th candidate, with its draw on the run's
+// budget, if any.
+func (r *Runnable) invokeOn(ctx context.Context, k int, way []int, input any, opts []core.Option) (any, error) {
+	ctx, ticket, err := run.Take(ctx, 1)
+	if err != nil {
+		return nil, err
+	}
+	i := way[k]
+	out, err := r.candidates[i].Invoke(r.routeContext(ctx, k, way), r.inputFor(i, input), opts...)
+	ticket.Settle(err)
+	return out, err
 }
 
 // Option configures a Runnable. Nil options, and options given nil

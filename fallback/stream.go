@@ -9,6 +9,7 @@ import (
 	"github.com/steadfast-go/steadfast/internal/callspan"
 	"github.com/steadfast-go/steadfast/internal/panics"
 	"github.com/steadfast-go/steadfast/internal/route"
+	"github.com/steadfast-go/steadfast/internal/run"
 	"github.com/steadfast-go/steadfast/internal/streams"
 	"github.com/steadfast-go/steadfast/internal/usage"
 	"github.com/steadfast-go/steadfast/retry"
@@ -117,9 +118,14 @@ func (s *streamCall) open(ctx context.Context) *Error {
 		sctx, cancel := context.WithCancelCause(ctx)
 		sctx, tokens := usage.Sub(sctx) // a candidate that fails before the commit: thrown away
 		i := s.way[s.i]
-		ch, err := s.r.candidates[i].Stream(s.r.routeContext(sctx, s.i, s.way), s.r.inputFor(i, s.input), s.opts...)
-		if err == nil && ch == nil {
-			err = errNoStream
+		var ch <-chan any
+		sctx, ticket, err := run.Take(sctx, 1)
+		if err == nil {
+			ch, err = s.r.candidates[i].Stream(s.r.routeContext(sctx, s.i, s.way), s.r.inputFor(i, s.input), s.opts...)
+			if err == nil && ch == nil {
+				err = errNoStream
+			}
+			ticket.Settle(err)
 		}
 		if err == nil {
 			s.ch, s.cancel, s.tokens = ch, cancel, tokens

@@ -8,6 +8,7 @@ import (
 	"github.com/steadfast-go/steadfast/core"
 	"github.com/steadfast-go/steadfast/internal/callspan"
 	"github.com/steadfast-go/steadfast/internal/panics"
+	"github.com/steadfast-go/steadfast/internal/run"
 	"github.com/steadfast-go/steadfast/internal/usage"
 )
 
@@ -108,11 +109,16 @@ func (rc *raceCall) launch(ctx context.Context) {
 	actx, cancel := context.WithCancelCause(ctx)
 	rc.cancels = append(rc.cancels, cancel)
 	actx, span := rc.c.attemptSpan(actx, k)
-	actx, tokens := usage.Sub(actx) // a loser's tokens are thrown away
+	actx, tokens := usage.Sub(actx)            // a loser's tokens are thrown away
+	actx, ticket, refused := run.Take(actx, 1) // a hedge's request is a call of the run's
 	target := rc.r.targets[k%len(rc.r.targets)]
 	start := time.Now()
 	go func() {
-		a := rc.attempt(actx, target)
+		a := answer{err: refused}
+		if refused == nil {
+			a = rc.attempt(actx, target)
+			ticket.Settle(a.err)
+		}
 		a.k, a.latency, a.cancel = k, time.Since(start), cancel
 		a.won = a.err == nil && rc.won.CompareAndSwap(false, true)
 		if !a.won {

@@ -10,6 +10,7 @@ import (
 	"github.com/steadfast-go/steadfast/internal/batchcheck"
 	"github.com/steadfast-go/steadfast/internal/panics"
 	"github.com/steadfast-go/steadfast/internal/room"
+	"github.com/steadfast-go/steadfast/internal/run"
 )
 
 // Batch spreads the items over the deployments, each item chosen as an
@@ -121,9 +122,17 @@ func (r *Runnable) sendGroup(ctx context.Context, d *deployment, idx []int, inpu
 	for k, i := range idx {
 		sub[k] = inputs[i]
 	}
+	ctx, ticket, err := run.Take(ctx, len(sub))
+	if err != nil {
+		for _, i := range idx {
+			errs[i] = err
+		}
+		return
+	}
 	r.enter(ctx, d)
 	defer d.inflight.Add(-1)
 	got, err := d.Runnable.Batch(ctx, sub, opts...)
+	ticket.Settle(err)
 	itemErrs, _, bad := batchcheck.Items(len(sub), got, err)
 	if bad != nil {
 		bad = fmt.Errorf("pool: deployment %s: %w", d.Name, bad)

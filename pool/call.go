@@ -16,6 +16,7 @@ import (
 	"github.com/steadfast-go/steadfast/internal/genai"
 	"github.com/steadfast-go/steadfast/internal/room"
 	"github.com/steadfast-go/steadfast/internal/route"
+	"github.com/steadfast-go/steadfast/internal/run"
 	"github.com/steadfast-go/steadfast/internal/streams"
 	"github.com/steadfast-go/steadfast/internal/usage"
 	"github.com/steadfast-go/steadfast/retry"
@@ -383,6 +384,10 @@ func (r *Runnable) next(ctx context.Context, input any, k speedKind, p *plan) (c
 
 // invokeOn calls c's deployment.
 func (r *Runnable) invokeOn(ctx context.Context, c choice, input any, opts []core.Option) (any, error) {
+	ctx, ticket, err := run.Take(ctx, 1)
+	if err != nil {
+		return nil, err
+	}
 	r.enter(ctx, c.d)
 	defer c.d.inflight.Add(-1)
 	// The answer's output tokens, counted under a meter of the pool's own
@@ -390,6 +395,7 @@ func (r *Runnable) invokeOn(ctx context.Context, c choice, input any, opts []cor
 	mctx, m := usage.Under(ctx, usage.From(ctx))
 	out, err := c.d.Runnable.Invoke(mctx, input, opts...)
 	if err != nil {
+		ticket.Settle(err)
 		return nil, err
 	}
 	end := time.Now() // two clock reads a call: the choice's, and this one
@@ -425,7 +431,12 @@ func (r *Runnable) Stream(ctx context.Context, input any, opts ...core.Option) (
 		}
 		r.ownerKey.Store(ctx, c.d.Name)
 		r.sayElsewhere(ctx, c)
-		ch, err := r.stream(ctx, c.d, func() (<-chan any, error) { return c.d.Runnable.Stream(ctx, input, opts...) })
+		sctx, ticket, err := run.Take(ctx, 1)
+		if err != nil {
+			return nil, err
+		}
+		ch, err := r.stream(sctx, c.d, func() (<-chan any, error) { return c.d.Runnable.Stream(sctx, input, opts...) })
+		ticket.Settle(err)
 		if !errors.Is(err, errDied) {
 			return ch, err
 		}
@@ -449,7 +460,13 @@ func (r *Runnable) Resume(ctx context.Context, input any, last any, opts ...core
 				// they leave none, the calls after it wait all the same).
 				d.pace.Reserve(time.Now(), 0)
 			}
-			return r.stream(ctx, d, func() (<-chan any, error) { return resumer.Resume(ctx, input, last, opts...) })
+			ctx, ticket, err := run.Take(ctx, 1)
+			if err != nil {
+				return nil, err
+			}
+			ch, err := r.stream(ctx, d, func() (<-chan any, error) { return resumer.Resume(ctx, input, last, opts...) })
+			ticket.Settle(err)
+			return ch, err
 		}
 	}
 	return nil, fmt.Errorf("pool: no deployment to resume the stream on: %w", streams.ErrNotResumable)

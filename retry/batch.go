@@ -290,6 +290,11 @@ func (b *batchCall) send(ctx context.Context, n int) (attempt, []any, error) {
 	if a.span != nil {
 		a.span.SetAttributes(attrBatchItems.Int(len(sub)))
 	}
+	if c.run != nil {
+		if c.takeRun(&a, len(sub)); a.refused != nil {
+			return a, nil, a.refused
+		}
+	}
 	if a.meter != nil { // each item's tokens under its own meter
 		a.items = make(usage.Items, len(sub))
 		for i := range a.items {

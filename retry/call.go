@@ -15,6 +15,7 @@ import (
 	"github.com/steadfast-go/steadfast/internal/errproto"
 	"github.com/steadfast-go/steadfast/internal/genai"
 	"github.com/steadfast-go/steadfast/internal/room"
+	"github.com/steadfast-go/steadfast/internal/run"
 	"github.com/steadfast-go/steadfast/internal/usage"
 )
 
@@ -78,6 +79,9 @@ type call struct {
 	// attempts so far: the durations' (durations.go).
 	began, lastEnd time.Time
 	delay          time.Duration
+	// run is the run's budget the call draws its attempts from, nil when
+	// its context carries none.
+	run run.Budget
 }
 
 // begin starts call c, which is zero, and returns the context of its call
@@ -98,6 +102,7 @@ func (r *RetryRunnable) begin(ctx context.Context, c *call, m callspan.Method, o
 		}
 	}
 	c.cont = continuationFrom(ctx)
+	ctx = c.joinRun(ctx, c.cont != nil)
 	if r.tel.tracer != nil || r.tel.calls != nil {
 		c.attrs = r.tel.opAttrs(op, m, cfg.MaxRetries)
 		if c.metrics = r.tel.calls != nil; c.metrics {
@@ -146,6 +151,10 @@ type attempt struct {
 	items  usage.Items   // a Batch attempt's, each input's tokens
 	gen    *genai.Slot   // the attempt's inference, in the GenAI conventions' mode
 	gens   []*genai.Slot // a Batch attempt's, each item's
+	// ticket is the attempt's draw on the call's run; refused, the run's
+	// refusal, which is the attempt's error: it sends nothing.
+	ticket  run.Ticket
+	refused error
 }
 
 // startAttempt fills a, zero, with attempt n's context: it carries AttemptInfo,
@@ -195,6 +204,9 @@ func (c *call) startAttempt(ctx context.Context, a *attempt, n int, timeout time
 			a.span.SetAttributes(attrRepaired.Bool(true))
 		}
 	}
+	if c.run != nil && c.method != callspan.Batch { // a Batch draws a call per item it sends
+		c.takeRun(a, 1)
+	}
 	c.attempts, c.live = n, true
 	if a.span != nil || a.cancel != nil { // pointer writes cost write barriers: only when needed
 		c.liveSpan, c.liveCancel = a.span, a.cancel
@@ -222,6 +234,7 @@ func (c *call) endAttempt(ctx context.Context, a *attempt, err error, d decision
 	if err != nil {
 		c.discard(a)
 	}
+	a.ticket.Settle(err)
 	c.live = false
 	if a.gen != nil || a.gens != nil {
 		c.endInferences(ctx, a, err)
@@ -276,7 +289,7 @@ func (c *call) sleep(ctx context.Context, n int, err error, d decision, items in
 			Attempt:   n,
 			Err:       err,
 			Delay:     d.delay,
-			Source:    d.source,
+			Source:    d.source.String(),
 			Items:     items,
 		}
 		for _, hook := range c.r.onRetry {
@@ -306,6 +319,9 @@ func (c *call) wait(ctx context.Context, d time.Duration) bool { return c.timer.
 // is now: a call stopped early for its deadline is a deadline even if the
 // caller cancels a moment later.
 func (c *call) newError(d decision, attempts int, last error) *Error {
+	if d.run != nil {
+		last = runEnded(d.run, last)
+	}
 	e := &Error{Operation: c.operation, Outcome: d.outcome, Class: d.limit, Attempts: attempts, Err: last}
 	switch d.outcome {
 	case OutcomeHandedOff:

@@ -33,7 +33,10 @@ func (r *RetryRunnable) Invoke(ctx context.Context, input any, opts ...core.Opti
 		}
 		var a attempt
 		c.startAttempt(ctx, &a, n, c.cfg.PerAttemptTimeout)
-		out, err := r.inner.Invoke(a.ctx, in, opts...)
+		out, err := any(nil), a.refused
+		if err == nil {
+			out, err = r.inner.Invoke(a.ctx, in, opts...)
+		}
 		if err = a.result(ctx, err); err == nil {
 			if out, err = c.checked(ctx, n, in, out); err == nil {
 				c.endAttempt(ctx, &a, nil, decision{})

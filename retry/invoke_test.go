@@ -45,7 +45,7 @@ func TestRetryAfterHintReplacesDelay(t *testing.T) {
 		if got, want := time.Since(start), 7*time.Second; got != want {
 			t.Errorf("waited %v, want exactly the hint %v (above MaxBackoff)", got, want)
 		}
-		if len(events) != 1 || events[0].Source != retry.BackoffRetryAfter || events[0].Delay != 7*time.Second {
+		if len(events) != 1 || events[0].Source != "retry_after" || events[0].Delay != 7*time.Second {
 			t.Errorf("events = %+v, want one with RetryAfter and Delay 7s", events)
 		}
 	})
@@ -193,7 +193,7 @@ func TestOnRetrySeveralHooks(t *testing.T) {
 			t.Fatalf("hook calls = %d, %d, want 2, 2", len(first), len(second))
 		}
 		for i, ev := range first {
-			want := retry.RetryEvent{Operation: "llm", Method: "invoke", Attempt: i + 1, Err: errTransient, Delay: time.Second << i, Source: retry.BackoffComputed, Items: 1}
+			want := retry.RetryEvent{Operation: "llm", Method: "invoke", Attempt: i + 1, Err: errTransient, Delay: time.Second << i, Source: "computed", Items: 1}
 			if ev != want {
 				t.Errorf("event %d = %+v, want %+v", i, ev, want)
 			}

@@ -37,9 +37,10 @@ type RetryEvent struct {
 	Err error
 	// Delay is the backoff before the next attempt.
 	Delay time.Duration
-	// Source says where Delay came from: the computed backoff, the
-	// server's hint, or the budget's pacing.
-	Source BackoffSource
+	// Source says where Delay came from, as the retry.backoff.source
+	// attribute does: "computed" (the backoff), "retry_after" (the
+	// server's hint) or "budget" (the budget's pacing).
+	Source string
 	// Items is, for Batch, the number of items about to be sent again;
 	// 1 for Invoke and Stream.
 	Items int

@@ -16,7 +16,8 @@ type decision struct {
 	limit     Class   // the class whose MaxRetriesByClass bound ended it, if one did
 	retryable bool    // a failure was classified retryable
 	delay     time.Duration
-	source    BackoffSource
+	source    backoffSource
+	run       error // the run's refusal that ends the call, if it did
 }
 
 // failure is one failure of an attempt as the rules read it: an Invoke or
@@ -82,7 +83,7 @@ func (c *call) plan(ctx context.Context, n int, fs []failure) decision {
 		}
 		again++
 		if v.hint > d.delay {
-			d.delay, d.source = v.hint, BackoffRetryAfter
+			d.delay, d.source = v.hint, backoffRetryAfter
 		}
 	}
 	if again == 0 {
@@ -100,10 +101,14 @@ func (c *call) plan(ctx context.Context, n int, fs []failure) decision {
 // the hand-off hands the call off.
 func (c *call) schedule(ctx context.Context, n int, d decision, fs []failure, again int) decision {
 	if d.source == 0 {
-		d.delay, d.source = c.cfg.backoff(n, c.r.random()), BackoffComputed
+		d.delay, d.source = c.cfg.backoff(n, c.r.random()), backoffComputed
 	}
 	if pastDeadline(ctx, d.delay) {
 		d.outcome = OutcomeDeadline
+		return endAll(d, fs)
+	}
+	if d.run = c.runSpent(again); d.run != nil { // no wait for a retry the run cannot afford
+		d.outcome = OutcomeNotRetryable
 		return endAll(d, fs)
 	}
 	var wait time.Duration
@@ -124,7 +129,7 @@ func (c *call) schedule(ctx context.Context, n int, d decision, fs []failure, ag
 		wait = max(wait, f.turn.Delay)
 	}
 	if wait > d.delay {
-		d.delay, d.source = wait, BackoffBudget
+		d.delay, d.source = wait, backoffBudget
 		if pastDeadline(ctx, wait) {
 			d.outcome = OutcomeDeadline
 			giveBack(fs)

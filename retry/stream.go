@@ -77,6 +77,9 @@ func (r *RetryRunnable) CanResume(ctx context.Context) bool {
 func (r *RetryRunnable) stream(ctx context.Context, input any, opts []core.Option, resume bool, open func(context.Context, any) (<-chan any, error)) (<-chan any, error) {
 	s := &streamCall{input: input, opts: opts, open: open, resume: resume}
 	ctx = r.begin(ctx, &s.c, callspan.Stream, opts)
+	if resume && s.c.cont == nil { // a Resume carries on a call made elsewhere, maybe in another process
+		ctx = s.c.joinRun(ctx, true)
+	}
 	cfg := s.c.cfg
 	if cfg.RestartStreams && core.AcceptsResets(opts...) {
 		s.restart = true
@@ -190,7 +193,9 @@ func (s *streamCall) createOnce(a *attempt, open func(context.Context, any) (<-c
 			cancel(ErrAttemptAbandoned)
 		}
 	}()
-	ch, err = open(sctx, input)
+	if err = a.refused; err == nil {
+		ch, err = open(sctx, input)
+	}
 	returned = true
 	if timer != nil && !timer.Stop() && a.ctx.Err() == nil {
 		if first {

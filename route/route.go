@@ -28,6 +28,7 @@ import (
 
 	"github.com/steadfast-go/steadfast/core"
 	iroute "github.com/steadfast-go/steadfast/internal/route"
+	"github.com/steadfast-go/steadfast/internal/run"
 	"github.com/steadfast-go/steadfast/internal/streams"
 	"github.com/steadfast-go/steadfast/retry"
 )
@@ -91,25 +92,34 @@ func (t *tagged) refuse(ctx context.Context) error {
 	return nil
 }
 
+// priced returns ctx under which the tokens a run's budget counts cost
+// t's price (unpriced when t has none).
+func (t *tagged) priced(ctx context.Context) context.Context {
+	if t.price > 0 {
+		return run.WithPrice(ctx, t.price)
+	}
+	return ctx
+}
+
 func (t *tagged) Invoke(ctx context.Context, input any, opts ...core.Option) (any, error) {
 	if err := t.refuse(ctx); err != nil {
 		return nil, err
 	}
-	return t.inner.Invoke(ctx, input, opts...)
+	return t.inner.Invoke(t.priced(ctx), input, opts...)
 }
 
 func (t *tagged) Batch(ctx context.Context, inputs []any, opts ...core.Option) ([]any, error) {
 	if err := t.refuse(ctx); err != nil {
 		return nil, err
 	}
-	return t.inner.Batch(ctx, inputs, opts...)
+	return t.inner.Batch(t.priced(ctx), inputs, opts...)
 }
 
 func (t *tagged) Stream(ctx context.Context, input any, opts ...core.Option) (<-chan any, error) {
 	if err := t.refuse(ctx); err != nil {
 		return nil, err
 	}
-	return t.inner.Stream(ctx, input, opts...)
+	return t.inner.Stream(t.priced(ctx), input, opts...)
 }
 
 func (t *tagged) Resume(ctx context.Context, input any, last any, opts ...core.Option) (<-chan any, error) {
@@ -117,7 +127,7 @@ func (t *tagged) Resume(ctx context.Context, input any, last any, opts ...core.O
 	if !ok {
 		return nil, fmt.Errorf("route: tagged Runnable cannot resume: %w", streams.ErrNotResumable)
 	}
-	return resumer.Resume(ctx, input, last, opts...)
+	return resumer.Resume(t.priced(ctx), input, last, opts...)
 }
 
 func (t *tagged) CanResume(ctx context.Context) bool { return streams.CanResume(ctx, t.inner) }

@@ -110,7 +110,7 @@ func run(w io.Writer, opts ...retry.Option) error {
 	r, err := retry.New(core.RunnableFunc(llm.complete), cfg, append(opts,
 		retry.WithOnRetry(func(_ context.Context, ev retry.RetryEvent) {
 			source := "backoff"
-			if ev.Source == retry.BackoffRetryAfter {
+			if ev.Source == "retry_after" {
 				source = "server's Retry-After"
 			}
 			fmt.Fprintf(w, "  attempt %d failed: %v; retrying in %v (%s)\n",

@@ -15,6 +15,8 @@ package usage
 import (
 	"context"
 	"sync"
+
+	"github.com/steadfast-go/steadfast/internal/run"
 )
 
 // A Meter counts the tokens reported under it, and those of them that
@@ -85,6 +87,7 @@ func (c *meterCtx) Value(key any) any {
 // Report counts input and output tokens under ctx's meter, and every
 // meter above it; as discarded, from the first that was discarded up.
 func Report(ctx context.Context, input, output int64) {
+	run.Report(ctx, input+output)
 	lost := false
 	for m := From(ctx); m != nil; m = m.parent {
 		m.mu.Lock()

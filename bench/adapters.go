@@ -42,6 +42,27 @@ type Retrier interface {
 	Do(ctx context.Context, op Op) error
 }
 
+// Floor is what a retry layer's success path cannot go below (DESIGN
+// §12): ctx.Err, one context.WithValue holding the attempt, and the inner
+// call through the same core.Runnable steadfast wraps. BenchmarkSuccess
+// measures steadfast beside it, in one run.
+func Floor() Retrier { return floor{inner: core.RunnableFunc(runOp)} }
+
+type floor struct{ inner core.Runnable }
+
+type floorAttempt struct{ n int }
+
+type floorKey struct{}
+
+func (floor) Name() string { return "floor" }
+func (f floor) Do(ctx context.Context, op Op) error {
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	_, err := f.inner.Invoke(context.WithValue(ctx, floorKey{}, &floorAttempt{n: 1}), op)
+	return err
+}
+
 // NoRetry makes one attempt: the baseline of the storm scenarios.
 func NoRetry() Retrier { return noRetry{} }
 

@@ -86,7 +86,7 @@ func BenchmarkSuccess(b *testing.B) {
 			_ = directOp(ctx)
 		}
 	})
-	for _, r := range contenders() {
+	for _, r := range append([]Retrier{Floor()}, contenders()...) {
 		b.Run(r.Name(), func(b *testing.B) {
 			b.ReportAllocs()
 			for b.Loop() {

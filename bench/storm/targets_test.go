@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"math"
+	"os"
 	"runtime"
 	"slices"
 	"strings"
@@ -119,6 +120,8 @@ func bestPeer(res map[string]outcome) (string, float64) {
 // bench/cmd/storm runs them in real time.
 func TestStormTargets(t *testing.T) {
 	skipSlow(t)
+	mine := shard(t)
+	k := 0 // the shapes' index, for the shard
 	for _, size := range sizes {
 		for i, base := range append(slices.Clone(Scenarios), ClosedScenarios...) {
 			policy, shape := Policy, strings.TrimPrefix(base.Name, "closed-")
@@ -146,6 +149,9 @@ func TestStormTargets(t *testing.T) {
 				runs = 1
 			}
 			for _, sc := range scs {
+				if k++; !mine(k - 1) {
+					continue
+				}
 				t.Run(fmt.Sprintf("%s/x%v", sc.Name, size), func(t *testing.T) {
 					onOneP(t)
 					res := runAll(t, sc, policy, runs)
@@ -241,6 +247,24 @@ func recovery(o outcome) string {
 func onOneP(t *testing.T) {
 	prev := runtime.GOMAXPROCS(1)
 	t.Cleanup(func() { runtime.GOMAXPROCS(prev) })
+}
+
+// shard reports which of the storms' shapes this process plays:
+// STEADFAST_STORM_SHARD=i/n plays one shape in n (i 0-based), so
+// that .ci/run plays them in n processes at once, one a core (each runs
+// on one P); unset, it plays all.
+func shard(t *testing.T) func(k int) bool {
+	v := os.Getenv("STEADFAST_STORM_SHARD")
+	if v == "" {
+		return func(int) bool { return true }
+	}
+	var i, n int
+	if _, err := fmt.Sscanf(v, "%d/%d", &i, &n); err != nil || n < 1 || i < 0 || i >= n {
+		t.Fatalf("STEADFAST_STORM_SHARD=%q: want i/n with 0 <= i < n", v)
+	}
+	// Shapes come in pairs, synchronized starts (the heavier) then
+	// staggered: each shard takes both kinds in turn.
+	return func(k int) bool { return (k+k/2)%n == i }
 }
 
 // skipSlow skips the storms under the race detector, whose instrumentation

@@ -34,13 +34,13 @@ type billed struct {
 	name     string
 	mu       *sync.Mutex // shared by the providers of one chain
 	rng      *rand.Rand
-	requests *int
+	requests *atomic.Int32
 	tokens   int64 // each answer's
 }
 
 func (b *billed) Invoke(ctx context.Context, in any, _ ...core.Option) (any, error) {
+	b.requests.Add(1)
 	b.mu.Lock()
-	*b.requests++
 	roll := b.rng.IntN(10)
 	b.mu.Unlock()
 	switch roll {
@@ -66,7 +66,7 @@ func (b *billed) Stream(ctx context.Context, in any, opts ...core.Option) (<-cha
 
 // runChain is retry ⊃ fallback ⊃ [retry ⊃ pool of two priced deployments,
 // a third priced model], over billed providers sharing requests.
-func runChain(t *testing.T, seed uint64, requests *int) core.Runnable {
+func runChain(t *testing.T, seed uint64, requests *atomic.Int32) core.Runnable {
 	t.Helper()
 	var mu sync.Mutex
 	mk := func(name string, n uint64, price float64) core.Runnable {
@@ -120,8 +120,8 @@ func drain(ch <-chan any, err error) error {
 func TestARunsCallsAreExactlyItsLimit(t *testing.T) {
 	for seed := range uint64(40) {
 		synctest.Test(t, func(t *testing.T) {
-			requests := 0
-			r := runChain(t, seed, &requests)
+			var sent atomic.Int32
+			r := runChain(t, seed, &sent)
 			limit := 5 + int(seed)
 			ctx, err := budget.WithRun(context.Background(), budget.Run{Calls: limit})
 			if err != nil {
@@ -150,16 +150,18 @@ func TestARunsCallsAreExactlyItsLimit(t *testing.T) {
 			}
 			// A Batch of two items is refused whole when one call is
 			// left: the run may end one short of its limit then.
+			synctest.Wait() // a stream abandoned before its goroutine ran: it runs, and counts, first
 			spent, _ := budget.Spent(ctx)
+			requests := int(sent.Load())
 			if spent.Calls != requests || requests > limit || limit-requests >= items || re.Limit != "calls" {
 				t.Fatalf("seed %d: a run of %d calls sent %d requests, spent %+v, ended by %q (%v)", seed, limit, requests, spent, re.Limit, err)
 			}
-			for requests < limit { // a Batch left one call: an Invoke takes it
+			for int(sent.Load()) < limit { // a Batch left one call: an Invoke takes it
 				_, _ = r.Invoke(ctx, "q")
 			}
 			before := time.Now()
-			if _, err := r.Invoke(ctx, "q"); !errors.As(err, &re) || time.Since(before) != 0 || requests != limit {
-				t.Fatalf("seed %d: a spent run's next call: %v after %v, %d requests", seed, err, time.Since(before), requests)
+			if _, err := r.Invoke(ctx, "q"); !errors.As(err, &re) || time.Since(before) != 0 || int(sent.Load()) != limit {
+				t.Fatalf("seed %d: a spent run's next call: %v after %v, %d requests", seed, err, time.Since(before), sent.Load())
 			}
 		})
 	}
@@ -170,8 +172,8 @@ func TestARunsCallsAreExactlyItsLimit(t *testing.T) {
 // at the price of the candidate that served it.
 func TestARunsTokensAndCostEndIt(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		requests := 0
-		r := runChain(t, 1, &requests)
+		var sent atomic.Int32
+		r := runChain(t, 1, &sent)
 		ctx, _ := budget.WithRun(context.Background(), budget.Run{Tokens: 5000})
 		var re *budget.RunError
 		var err error
@@ -202,9 +204,9 @@ func TestARunsTokensAndCostEndIt(t *testing.T) {
 // after its tokens came, naming what is missing; a bad limit is an error
 // from WithRun.
 func TestARunsCostNeedsPrices(t *testing.T) {
-	requests := 0
+	var sent atomic.Int32
 	var mu sync.Mutex
-	b := &billed{name: "free", mu: &mu, rng: rand.New(rand.NewPCG(0, 0)), requests: &requests, tokens: 100}
+	b := &billed{name: "free", mu: &mu, rng: rand.New(rand.NewPCG(0, 0)), requests: &sent, tokens: 100}
 	fb, err := fallback.New([]core.Runnable{b, route.Tag(b, 3)})
 	if err != nil {
 		t.Fatal(err)

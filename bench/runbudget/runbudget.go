@@ -12,6 +12,7 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"sync"
+	"testing/synctest"
 	"time"
 
 	mnoop "go.opentelemetry.io/otel/metric/noop"
@@ -118,18 +119,28 @@ func Run(m Model, limit int, seed uint64) (Result, error) {
 	if err != nil {
 		return res, err
 	}
+	// res's Requests and Backup are the providers', counted under mu (an
+	// abandoned stream's goroutine may still be ending); the rest the
+	// agent's.
+	read := func() Result {
+		synctest.Wait() // a stream abandoned before its goroutine ran: it runs, and counts, first
+		mu.Lock()
+		defer mu.Unlock()
+		return res
+	}
 	for res.Calls = 1; res.Calls <= 100*limit; res.Calls++ {
 		err := call(ctx, agent, res.Calls%2 == 0)
 		if re, ok := errors.AsType[*budget.RunError](err); ok {
 			spent, _ := budget.Spent(ctx)
-			res.Spent, res.Ended = spent.Calls, re.Limit
-			return res, nil
+			out := read()
+			out.Spent, out.Ended = spent.Calls, re.Limit
+			return out, nil
 		}
 		if err == nil {
 			res.Served++
 		}
 	}
-	return res, fmt.Errorf("a run of %d calls was not ended in %d calls", limit, res.Calls)
+	return read(), fmt.Errorf("a run of %d calls was not ended in %d calls", limit, res.Calls)
 }
 
 // call makes one of the agent's calls, by Stream when stream is set.

@@ -13,7 +13,8 @@ import (
 	"sync"
 	"time"
 
-	mnoop "go.opentelemetry.io/otel/metric/noop"
+	sdkmetric "go.opentelemetry.io/otel/sdk/metric"
+	"go.opentelemetry.io/otel/sdk/metric/metricdata"
 
 	"github.com/steadfast-go/steadfast/core"
 	"github.com/steadfast-go/steadfast/pool"
@@ -49,19 +50,25 @@ var Models = []Model{
 	{"noise: all fail 30 % at random", func(int, time.Duration) float64 { return 0.3 }, 3, 5 * time.Minute},
 }
 
-// Result is one run: each deployment's ejections, as the gaps in its calls.
+// Result is one run: each deployment's ejections, as the gaps in its
+// calls, and as the pool counted them (pool.cooldowns).
 type Result struct {
 	Ejections [][]time.Duration
 	Calls     []int
+	// Cooled is each deployment's pool.cooldowns: the count the targets
+	// hold, since a gap in a deployment's calls may also be the pool's
+	// unseeded choice passing it over.
+	Cooled []int64
 }
 
 // rate is the calls a second offered to the pool.
 const rate = 20
 
-// gap is the longest pause between a deployment's calls that is not an
-// ejection: the shortest ejection is 5 s less a tenth, while the pool's
-// choice (two drawn at random, unseeded) may pass a deployment with a poor
-// score over for a couple of seconds.
+// gap is the longest pause between a deployment's calls that the table
+// shows as the length of an ejection: the shortest is 5 s less a tenth.
+// The pool's choice (two drawn at random, unseeded) may pass a deployment
+// with a poor score over for seconds too (4.9 s once, under -race): the
+// targets count ejections by the pool's own counter, Cooled.
 const gap = 4400 * time.Millisecond
 
 var errServer = errors.New("503")
@@ -100,7 +107,8 @@ func Run(m Model, seed uint64) (Result, error) {
 		ds[i] = &deployment{i: i, m: m, start: start, rng: rand.New(rand.NewPCG(seed, uint64(i)))}
 		pds[i] = pool.Deployment{Name: string(rune('a' + i)), Runnable: core.RunnableFunc(ds[i].invoke)}
 	}
-	p, err := pool.New(pds, pool.WithMeterProvider(mnoop.NewMeterProvider()))
+	reader := sdkmetric.NewManualReader()
+	p, err := pool.New(pds, pool.WithMeterProvider(sdkmetric.NewMeterProvider(sdkmetric.WithReader(reader))))
 	if err != nil {
 		return Result{}, err
 	}
@@ -120,7 +128,43 @@ func Run(m Model, seed uint64) (Result, error) {
 		res.Ejections = append(res.Ejections, outs)
 		res.Calls = append(res.Calls, len(d.calls))
 	}
-	return res, nil
+	res.Cooled, err = cooldowns(reader, pds)
+	return res, err
+}
+
+// cooldowns reads each deployment's pool.cooldowns from reader.
+func cooldowns(reader *sdkmetric.ManualReader, pds []pool.Deployment) ([]int64, error) {
+	var rm metricdata.ResourceMetrics
+	if err := reader.Collect(context.Background(), &rm); err != nil {
+		return nil, err
+	}
+	out := make([]int64, len(pds))
+	for _, sm := range rm.ScopeMetrics {
+		for _, m := range sm.Metrics {
+			sum, ok := m.Data.(metricdata.Sum[int64])
+			if m.Name != "pool.cooldowns" || !ok {
+				continue
+			}
+			for _, dp := range sum.DataPoints {
+				name, _ := dp.Attributes.Value("pool.deployment")
+				for i, d := range pds {
+					if d.Name == name.AsString() {
+						out[i] += dp.Value
+					}
+				}
+			}
+		}
+	}
+	return out, nil
+}
+
+// CooledIn is the pool's cooldowns of deployments in [from, to).
+func (r Result) CooledIn(from, to int) int64 {
+	var n int64
+	for _, c := range r.Cooled[from:min(to, len(r.Cooled))] {
+		n += c
+	}
+	return n
 }
 
 // Count is the ejections of deployments in [from, to).

@@ -51,16 +51,16 @@ func TestEjectionTargets(t *testing.T) {
 				if len(e) < 5 || !near(e[0], 5*time.Second) || !near(e[1], 10*time.Second) || !near(e[2], 20*time.Second) || !near(e[4], 5*time.Second) {
 					t.Errorf("%s: a's ejections %v, want 5 s, 10 s, 20 s…, then 5 s after clean minutes", name, e)
 				}
-				if n := r.Count(1, 3); n != 0 {
+				if n := r.CooledIn(1, 3); n != 0 {
 					t.Errorf("%s: the healthy peers ejected %d times, want never", name, n)
 				}
 			case strings.HasPrefix(m.Name, "partial"):
-				if len(r.Ejections[0]) == 0 || r.Count(1, 4) != 0 {
-					t.Errorf("%s: ejections %v, want a's, and none of its peers'", name, r.Ejections)
+				if r.Cooled[0] == 0 || r.CooledIn(1, 4) != 0 {
+					t.Errorf("%s: ejections %v (gaps %v), want a's, and none of its peers'", name, r.Cooled, r.Ejections)
 				}
 			default:
-				if n := r.Count(0, m.Deployments); n != 0 {
-					t.Errorf("%s: ejections %v, want none: no deployment owns these failures", name, r.Ejections)
+				if n := r.CooledIn(0, m.Deployments); n != 0 {
+					t.Errorf("%s: ejections %v (gaps %v), want none: no deployment owns these failures", name, r.Cooled, r.Ejections)
 				}
 			}
 		}
@@ -86,7 +86,7 @@ func table(runs [][]Result) string {
 				for k, g := range e {
 					outs[k] = g.Round(100 * time.Millisecond).String()
 				}
-				fmt.Fprintf(&b, "  %c %d calls, out [%s]", 'a'+d, r.Calls[d], strings.Join(outs, " "))
+				fmt.Fprintf(&b, "  %c %d calls, %d ejected, out [%s]", 'a'+d, r.Calls[d], r.Cooled[d], strings.Join(outs, " "))
 			}
 			b.WriteString("\n")
 		}

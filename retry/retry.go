@@ -62,6 +62,9 @@ type RetryRunnable struct {
 	tel     *telemetry
 	// callAttrs are the inner Runnable's CallAttributes.
 	callAttrs []attribute.KeyValue
+	// bare is plain(), worked out once: Invoke makes its first attempt
+	// bare (fast.go).
+	bare bool
 }
 
 // New returns a RetryRunnable that retries inner's failures under cfg. It
@@ -159,6 +162,7 @@ func (r *RetryRunnable) bind(inner core.Runnable) {
 	if resumer, ok := inner.(core.Resumer); ok && resumer.CanResume(context.Background()) {
 		r.resumer = resumer
 	}
+	r.bare = r.plain()
 }
 
 // CallAttributer is implemented by a Runnable that knows attributes worth

@@ -15,8 +15,8 @@ import (
 //
 // Calls are the requests steadfast's layers send: every attempt of a
 // retry layer, every candidate a fallback tries, every deployment a pool
-// sends to, counted once however the layers nest, retries and fallbacks
-// included. A request refused on this side (an open circuit, a limiter)
+// sends to, every request of a hedge, counted once however the layers
+// nest, retries and fallbacks included. A request refused on this side (an open circuit, a limiter)
 // is not a call. Tokens are those the providers billed, input and output,
 // thrown away or not. Cost is the tokens at the price, in dollars a
 // million, of the candidate that served them (route.Tag's, or a pool

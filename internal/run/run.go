@@ -3,8 +3,8 @@
 // request once.
 //
 // Every layer that sends a request to what it wraps (a retry layer's
-// attempt, a fallback's candidate, a pool's deployment) takes a Ticket for
-// it before sending. A ticket either claims the draw its caller's layer
+// attempt, a fallback's candidate, a pool's deployment, a hedge's
+// request) takes a Ticket for it before sending. A ticket either claims the draw its caller's layer
 // made for this same dispatch, the first time that is asked, or draws
 // anew. So retry ⊃ fallback ⊃ retry ⊃ pool draws once per request that
 // leaves the innermost layer: the outer attempt's draw is claimed by the

@@ -340,10 +340,8 @@ func at(start time.Time, d time.Duration, f func()) {
 var quotaWorkers = []string{"quota", "quota-reserve"}
 
 func TestQuotaHeldWhenRedisRestartsEmpty(t *testing.T) {
-	t.Parallel() // each its own Redis, provider and workers: real time, little CPU
 	for _, kind := range quotaWorkers {
 		t.Run(kind, func(t *testing.T) {
-			t.Parallel()
 			s := startServer(t)
 			runQuota(t, kind, s.addr(), func(start time.Time) {
 				at(start, outageFrom, s.stop)
@@ -354,10 +352,8 @@ func TestQuotaHeldWhenRedisRestartsEmpty(t *testing.T) {
 }
 
 func TestQuotaHeldWhenRedisPauses(t *testing.T) {
-	t.Parallel() // each its own Redis, provider and workers: real time, little CPU
 	for _, kind := range quotaWorkers {
 		t.Run(kind, func(t *testing.T) {
-			t.Parallel()
 			s := startServer(t)
 			runQuota(t, kind, s.addr(), func(start time.Time) {
 				at(start, outageFrom, s.pause) // calls time out; the state is kept
@@ -368,10 +364,8 @@ func TestQuotaHeldWhenRedisPauses(t *testing.T) {
 }
 
 func TestQuotaHeldThroughANetworkBlip(t *testing.T) {
-	t.Parallel() // each its own Redis, provider and workers: real time, little CPU
 	for _, kind := range quotaWorkers {
 		t.Run(kind, func(t *testing.T) {
-			t.Parallel()
 			s := startServer(t)
 			p := startProxy(t, s.addr())
 			runQuota(t, kind, p.addr(), func(start time.Time) {

@@ -39,7 +39,9 @@ import (
 // saved pays for breaker.WithSlowCalls (§12's slow-call rate). §12's
 // routing constraints (package route, 7 names, and pool.Runnable.RouteTags)
 // are paid by ratelimit.BurstError folded into LimitedError (ratelimit 43),
-// retry.TokenBudget.Tokens (retry 78) and hedge.ErrLost. (SharedLimit and Outcome, which only
+// retry.TokenBudget.Tokens and hedge.ErrLost; a run's budget (budget.Run,
+// WithRun, Spent, RunError, RunError.Error) by retry.BackoffSource, its
+// String and its three constants (retry 73). (SharedLimit and Outcome, which only
 // the fleet module needs, cannot move to internal/: a released nested
 // module stands on the root's public API, .ci/internals.)
 var (

@@ -88,10 +88,7 @@ type call struct {
 // span. Its fields are set one by one: a composite literal would be built
 // and copied, 240 bytes, on every call's hot path.
 func (r *RetryRunnable) begin(ctx context.Context, c *call, m callspan.Method, opts []core.Option) context.Context {
-	op := core.OperationFrom(opts...)
-	if op == "" {
-		op = r.name
-	}
+	op := r.operation(opts)
 	cfg := r.policy(op)
 	c.r, c.cfg, c.operation, c.method = r, cfg, op, m
 	c.maxAttempts = cfg.MaxRetries + 1

@@ -33,11 +33,7 @@ func (r *RetryRunnable) firstAttempt(ctx context.Context, input any, opts []core
 	if ctx.Err() != nil || continuationFrom(ctx) != nil || run.From(ctx) != nil {
 		return nil, nil, nil
 	}
-	op := core.OperationFrom(opts...)
-	if op == "" {
-		op = r.name
-	}
-	a := &attemptCtx{Context: ctx, attempt: 1, operation: op}
+	a := &attemptCtx{Context: ctx, attempt: 1, operation: r.operation(opts)}
 	a.root = a
 	a.maxAttempts = int32(r.cfg.MaxRetries + 1)
 	if _, nested := ctx.Value(attemptKey{}).(*attemptCtx); nested && r.cfg.Nested != nestedRetry {

@@ -176,6 +176,15 @@ type CallAttributer interface {
 // the call span's attributes (CallAttributer) see through the retry layer.
 func (r *RetryRunnable) Unwrap() core.Runnable { return r.inner }
 
+// operation is a call's operation: the one its options name, else the
+// inner Runnable's name.
+func (r *RetryRunnable) operation(opts []core.Option) string {
+	if op := core.OperationFrom(opts...); op != "" {
+		return op
+	}
+	return r.name
+}
+
 // policy returns the policy of operation.
 func (r *RetryRunnable) policy(operation string) *RetryConfig {
 	if r.policies != nil {

@@ -7,23 +7,31 @@ import (
 	"time"
 )
 
-// results plays StepPhases with every contender in a synctest bubble of
-// its own (virtual time) and logs the table of bench/README.md.
-func results(t *testing.T) map[string]Result {
+// stepSeeds are the provider's seeds TestConcurrencyHolds plays: answer
+// lengths and so the phase at which each step finds the limit (just
+// after a probe, or about to make one) differ from one to the next. One
+// seed alone is one alignment; a law that met its targets only on seed
+// 1 missed up ×4 by 10 points on three seeds of twelve.
+var stepSeeds = []uint64{1, 2, 3, 4, 5, 6, 7, 8}
+
+// results plays StepPhases with every contender over seed, each in a
+// synctest bubble of its own (virtual time), and logs the rows of
+// bench/README.md's table (seed 1's).
+func results(t *testing.T, seed uint64) []Result {
 	t.Helper()
-	out := map[string]Result{}
+	out := make([]Result, len(Names))
 	for i, name := range Names {
 		synctest.Test(t, func(t *testing.T) {
-			res, err := Run(i, StepPhases, 1)
+			res, err := Run(i, StepPhases, seed)
 			if err != nil {
 				t.Fatal(err)
 			}
-			out[name] = res
+			out[i] = res
 			row := "| " + name + " |"
 			for _, ph := range res.Phases {
 				row += " " + pct(ph.Goodput) + " |"
 			}
-			t.Logf("%s %s | %d |", row, pct(res.LimitedShare()), res.OK)
+			t.Logf("seed %d: %s %s | %d |", seed, row, pct(res.LimitedShare()), res.OK)
 		})
 	}
 	return out
@@ -31,31 +39,45 @@ func results(t *testing.T) map[string]Result {
 
 func pct(x float64) string { return fmt.Sprintf("%.1f %%", 100*x) }
 
-// What the adaptive limit holds in virtual time, one run of each
-// contender beside the others (#55): goodput at least 90 % of the capacity
-// in every phase, from 10 s after a step (down ×4, up ×4), and at least
-// 95 % of a fixed limit's at the true capacity; 429s at most 2 % of the
-// requests; ahead of failsafe-go's adaptive limiter on the run's mean
-// goodput and on 429s.
+// What the adaptive limit holds in virtual time, each contender beside
+// the others over every seed of stepSeeds (#55): on every seed, goodput
+// at least 90 % of the capacity in every phase, from 10 s after a step
+// (down ×4, up ×4), 429s at most 2 % of the requests, and ahead of
+// failsafe-go's adaptive limiter on the run's mean goodput and on 429s;
+// over the seeds, each phase's mean goodput at least 95 % of the fixed
+// limit's at the true capacity. The law holds the limit at 0.95 of where
+// the provider refused (its ceiling), and is above it only while it
+// probes: one seed's phase may end a tenth under 95 % with a probe that
+// came late, the mean over eight may not.
 func TestConcurrencyHolds(t *testing.T) {
 	if raceEnabled {
 		t.Skip("the bench runs without -race")
 	}
-	r := results(t)
-	sf, fs, fixed := r[Names[0]], r[Names[1]], r[Names[2]]
-	for i, ph := range sf.Phases {
-		if ph.Goodput < 0.9 {
-			t.Errorf("%s: steadfast's goodput %.1f %% of the capacity, want at least 90 %%", ph.Phase.Name, 100*ph.Goodput)
+	sfSum, fixedSum := make([]float64, len(StepPhases)), make([]float64, len(StepPhases))
+	for _, seed := range stepSeeds {
+		r := results(t, seed)
+		sf, fs, fixed := r[0], r[1], r[2]
+		for i, ph := range sf.Phases {
+			sfSum[i] += ph.Goodput
+			fixedSum[i] += fixed.Phases[i].Goodput
+			if ph.Goodput < 0.9 {
+				t.Errorf("seed %d, %s: steadfast's goodput %.1f %% of the capacity, want at least 90 %%", seed, ph.Phase.Name, 100*ph.Goodput)
+			}
 		}
-		if f := fixed.Phases[i].Goodput; ph.Goodput < 0.95*f {
-			t.Errorf("%s: steadfast's goodput %.1f %%, the fixed limit's %.1f %%: want within 5 %% of it", ph.Phase.Name, 100*ph.Goodput, 100*f)
+		if m, f := meanGoodput(sf), meanGoodput(fs); m <= f {
+			t.Errorf("seed %d: steadfast's mean goodput %.1f %%, failsafe-go's %.1f %%: want ahead", seed, 100*m, 100*f)
+		}
+		if s := sf.LimitedShare(); s > 0.02 || s >= fs.LimitedShare() {
+			t.Errorf("seed %d: steadfast's 429s %.2f %% of requests, failsafe-go's %.2f %%: want at most 2 %% and fewer", seed, 100*s, 100*fs.LimitedShare())
 		}
 	}
-	if m, f := meanGoodput(sf), meanGoodput(fs); m <= f {
-		t.Errorf("steadfast's mean goodput %.1f %%, failsafe-go's %.1f %%: want ahead", 100*m, 100*f)
-	}
-	if s := sf.LimitedShare(); s > 0.02 || s >= fs.LimitedShare() {
-		t.Errorf("steadfast's 429s %.2f %% of requests, failsafe-go's %.2f %%: want at most 2 %% and fewer", 100*s, 100*fs.LimitedShare())
+	n := float64(len(stepSeeds))
+	for i, ph := range StepPhases {
+		m, f := sfSum[i]/n, fixedSum[i]/n
+		t.Logf("%s: steadfast's goodput %.1f %% over %d seeds, the fixed limit's %.1f %%", ph.Name, 100*m, len(stepSeeds), 100*f)
+		if m < 0.95*f {
+			t.Errorf("%s: steadfast's goodput %.1f %% over %d seeds, the fixed limit's %.1f %%: want within 5 %% of it", ph.Name, 100*m, len(stepSeeds), 100*f)
+		}
 	}
 }
 

@@ -127,19 +127,18 @@ for i = 0, n - 1 do
     -- a cut since this call was admitted answered it, or is still draining
   elseif closed and fresh then
     cut(limit, 0.9)
-  elseif ok and saturated and at == epoch and epoch == 0 then
+  elseif ok and saturated and not queued and epoch == 0 then
     limit = math.min(hi, limit + cost)
-  elseif ok and saturated and at == epoch then
+  elseif ok and saturated and not queued then
     clean = clean + cost
     local window = limit
     if limit == ceiling and step == 1 then window = window * 4 end
-    if clean >= window and not queued then
+    if clean >= window then
       local nxt = limit + step
       step = math.min(step * 2, math.max(1, limit / 2))
       if limit < ceiling and nxt >= ceiling then nxt, step = ceiling, 1 end
       limit, clean, soft = math.min(hi, nxt), 0, false
       queued = base > 0
-      wn, wsat, wmin, wsum = 0, 0, 0, 0
     end
   end
 end

@@ -15,7 +15,7 @@ type aimd struct {
 	// was admitted since the last cut, so one burst of 429s is one cut.
 	epoch uint64
 	// clean is the cost of the clean answers since the last change, from
-	// calls admitted since the last cut while the limit was in use; step is the next raise,
+	// calls admitted while the limit was in use; step is the next raise,
 	// doubled by each clean window, so that a limit far below the
 	// capacity finds it in a few windows (before the first cut, each
 	// clean answer raises it: slow start). ceiling is a little under the
@@ -49,8 +49,7 @@ type aimd struct {
 	base, spread, wmin, wsum time.Duration
 	wn, wsat                 int
 	// queued is the last window's verdict: no raise until one says the
-	// queue has drained. A window is of first chunks since the last
-	// change of the limit.
+	// queue has drained.
 	queued bool
 }
 
@@ -112,7 +111,7 @@ func (a *aimd) observe(o outcome) bool {
 		return false // a cut since this call was admitted answered it, or is still draining
 	case queued && fresh:
 		return a.cut(a.limit, cutQueue)
-	case !o.clean || !o.saturated || o.epoch != a.epoch:
+	case !o.clean || !o.saturated || a.queued:
 		return false
 	case a.epoch == 0: // slow start, as TCP's (RFC 5681): until the first cut, each clean answer adds its cost
 		before := a.limit
@@ -124,7 +123,7 @@ func (a *aimd) observe(o outcome) bool {
 	if a.limit == a.ceiling && a.step == 1 {
 		window *= plateau // at the ceiling: stay a while before probing past it
 	}
-	if a.clean < window || a.queued { // the answers count while the verdict is awaited: a raise waits for both, not one after the other
+	if a.clean < window {
 		return false
 	}
 	return a.raise()
@@ -140,11 +139,7 @@ func (a *aimd) raise() bool {
 		next, a.step = a.ceiling, 1
 	}
 	a.limit, a.clean, a.soft = math.Min(a.max, next), 0, false
-	// Streams say whether the new limit queues: the next raise waits for
-	// a window of first chunks since this one that says not (one filled
-	// before it would speak of the old limit).
-	a.queued = a.base > 0
-	a.wn, a.wsat, a.wmin, a.wsum = 0, 0, 0, 0
+	a.queued = a.base > 0 // streams say whether it queues: the next raise waits for a window that says not
 	return a.limit != before
 }
 

@@ -72,14 +72,12 @@ type ConcurrencyConfig struct {
 // cut, one that stays is not ours and becomes the base). A queue moves
 // the fastest of sixteen; a long prompt moves only its own chunk and
 // widens spread; never a minimum ever seen. A queued window cuts the
-// limit to 0.9 of itself. After a cut, a window of clean answers of
-// calls admitted since it (as many as the limit) raises the limit by a
-// step that doubles with each window, to a ceiling 0.95 of where the
-// last cut came; it stays there 4 windows, then probes past it from a
-// step of 1, and with streams each raise also waits for a window of
-// first chunks since the last raise that says no queue (both at once:
-// answers count while it is awaited). Parameters: 0.7, 0.1, 0.95, 4,
-// 0.9, 16, 1/8.
+// limit to 0.9 of itself. After a cut, a window of clean answers (as
+// many as the limit) raises the limit by a step that doubles with each
+// window, to a ceiling 0.95 of where the last cut came; it stays there
+// 4 windows, then probes past it from a step of 1, and with streams
+// each raise waits for a window that says no queue. Parameters: 0.7,
+// 0.1, 0.95, 4, 0.9, 16, 1/8.
 //
 // The room a raise adds opens a call at a time as calls end. A call
 // refused with nothing else in flight makes the next wait (the

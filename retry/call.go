@@ -91,12 +91,10 @@ func (r *RetryRunnable) begin(ctx context.Context, c *call, m callspan.Method, o
 	op := r.operation(opts)
 	cfg := r.policy(op)
 	c.r, c.cfg, c.operation, c.method = r, cfg, op, m
-	c.maxAttempts = cfg.MaxRetries + 1
-	if _, nested := ctx.Value(attemptKey{}).(*attemptCtx); nested {
+	_, nested := ctx.Value(attemptKey{}).(*attemptCtx)
+	c.maxAttempts = cfg.attempts(nested)
+	if nested {
 		c.depth = nesting(ctx)
-		if cfg.Nested != nestedRetry {
-			c.maxAttempts = 1 // the outer layer retries
-		}
 	}
 	c.cont = continuationFrom(ctx)
 	ctx = c.joinRun(ctx, c.cont != nil)

@@ -282,3 +282,13 @@ func (c *RetryConfig) maxRepairs() int {
 	}
 	return max(c.MaxRepairs, 1)
 }
+
+// attempts is the most attempts a call under c makes: one when it is
+// nested in another layer's attempt and leaves the retrying to it
+// (Nested "once", the default).
+func (c *RetryConfig) attempts(nested bool) int {
+	if nested && c.Nested != nestedRetry {
+		return 1
+	}
+	return c.MaxRetries + 1
+}

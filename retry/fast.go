@@ -35,10 +35,8 @@ func (r *RetryRunnable) firstAttempt(ctx context.Context, input any, opts []core
 	}
 	a := &attemptCtx{Context: ctx, attempt: 1, operation: r.operation(opts)}
 	a.root = a
-	a.maxAttempts = int32(r.cfg.MaxRetries + 1)
-	if _, nested := ctx.Value(attemptKey{}).(*attemptCtx); nested && r.cfg.Nested != nestedRetry {
-		a.maxAttempts = 1 // the outer layer retries
-	}
+	_, nested := ctx.Value(attemptKey{}).(*attemptCtx)
+	a.maxAttempts = int32(r.cfg.attempts(nested))
 	out, err := r.inner.Invoke(a, input, opts...)
 	return a, out, err
 }

@@ -2,11 +2,15 @@ package retry
 
 import (
 	"context"
+	"errors"
+	"fmt"
 	"testing"
+	"testing/synctest"
 	"time"
 
 	mnoop "go.opentelemetry.io/otel/metric/noop"
 	sdktrace "go.opentelemetry.io/otel/sdk/trace"
+	"go.opentelemetry.io/otel/trace"
 	tnoop "go.opentelemetry.io/otel/trace/noop"
 
 	"github.com/steadfast-go/steadfast/budget"
@@ -55,6 +59,10 @@ func TestOnlyAPlainLayerMakesItsFirstAttemptBare(t *testing.T) {
 // is number 2 of the same call (its InvocationID, its State), and a
 // context carrying a run or a continuation is never made bare.
 func TestABareFirstAttemptHandsItsFailureOn(t *testing.T) {
+	synctest.Test(t, testABareFirstAttemptHandsItsFailureOn)
+}
+
+func testABareFirstAttemptHandsItsFailureOn(t *testing.T) {
 	var seen []AttemptInfo
 	var states []*core.State
 	inner := core.RunnableFunc(func(ctx context.Context, _ any, _ ...core.Option) (any, error) {
@@ -85,6 +93,55 @@ func TestABareFirstAttemptHandsItsFailureOn(t *testing.T) {
 	}
 	if spent, _ := budget.Spent(ctx); spent.Calls != 2 {
 		t.Fatalf("under a run, two attempts drew %d calls: the first was made bare", spent.Calls)
+	}
+}
+
+// Under faults a bare first attempt ends the call as the call record's
+// would: a deadline, a permanent error, a cancel after a retry, a panic;
+// the same outcome and attempts, or the same panic, bare or traced.
+func TestABareFirstAttemptFailsAsTheRecordDoes(t *testing.T) {
+	faults := map[string]func(ctx context.Context, cancel context.CancelFunc) (any, error){
+		"a deadline": func(ctx context.Context, _ context.CancelFunc) (any, error) { <-ctx.Done(); return nil, ctx.Err() },
+		"permanent": func(context.Context, context.CancelFunc) (any, error) {
+			return nil, Permanent(errors.New("400 bad request"))
+		},
+		"503 then a cancel": func(ctx context.Context, cancel context.CancelFunc) (any, error) {
+			if a, _ := AttemptFromContext(ctx); a.Attempt == 2 {
+				cancel()
+			}
+			return nil, unavailable{}
+		},
+		"a panic": func(context.Context, context.CancelFunc) (any, error) { panic("inner") },
+	}
+	for name, fault := range faults {
+		synctest.Test(t, func(t *testing.T) {
+			play := func(tp trace.TracerProvider) (bare bool, got string) {
+				ctx, cancel := context.WithTimeout(context.Background(), time.Second)
+				defer cancel()
+				inner := core.RunnableFunc(func(ctx context.Context, _ any, _ ...core.Option) (any, error) { return fault(ctx, cancel) })
+				r, err := New(inner, DefaultRetryConfig(), WithTracerProvider(tp), WithMeterProvider(mnoop.NewMeterProvider()))
+				if err != nil {
+					t.Fatal(err)
+				}
+				defer func() {
+					if v := recover(); v != nil {
+						bare, got = r.bare, fmt.Sprint("panic: ", v)
+					}
+				}()
+				_, err = r.Invoke(ctx, "q")
+				var e *Error
+				if !errors.As(err, &e) {
+					return r.bare, fmt.Sprintf("%v, not a *Error", err)
+				}
+				return r.bare, fmt.Sprintf("%s after %d attempts", e.Outcome, e.Attempts)
+			}
+			isBare, bare := play(tnoop.NewTracerProvider())
+			isTraced, traced := play(sdktrace.NewTracerProvider())
+			t.Logf("%s: %s", name, bare)
+			if !isBare || isTraced || bare != traced {
+				t.Errorf("%s: bare (%v) %q, traced (%v) %q: want the same", name, isBare, bare, !isTraced, traced)
+			}
+		})
 	}
 }
 

@@ -77,7 +77,7 @@
 //
 // A decorator that wraps one Runnable without changing its meaning has an
 // Unwrap() core.Runnable method; core.NameOf, core.IsIdempotent and the
-// call span's attributes (retry.CallAttributer) follow it, so the wrapped
+// call span's attributes (a CallAttributes method) follow it, so the wrapped
 // model's name and GenAI attributes survive any stack of decorators.
 //
 // This package holds documentation only.

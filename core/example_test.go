@@ -118,25 +118,6 @@ func ExampleFind() {
 	// false
 }
 
-// A Batch of one's own that calls each input apart calls input i with
-// the context ItemContext returns: the one a decorator above asked for
-// (a retry layer's, to count each input's tokens), else the Batch's own.
-func ExampleItemContext() {
-	batch := func(ctx context.Context, inputs []any, call func(context.Context, any) any) []any {
-		outs := make([]any, len(inputs))
-		for i, in := range inputs {
-			outs[i] = call(core.ItemContext(ctx, i), in)
-		}
-		return outs
-	}
-	type tag struct{}
-	ctx := context.WithValue(context.Background(), tag{}, "the batch's")
-	fmt.Println(batch(ctx, []any{"a", "b"}, func(ctx context.Context, in any) any {
-		return fmt.Sprint(in, " with ", ctx.Value(tag{}), " context")
-	}))
-	// Output: [a with the batch's context b with the batch's context]
-}
-
 // A waiter of one's own (here a budget of retries, as retry.Budget asks
 // for) answers with a Reservation: how long to wait, whether the call may
 // go at all, and how to give the turn back when the call does not go

@@ -23,10 +23,3 @@ type resetsKey struct{}
 func WithResets() Option {
 	return Option{key: resetsKey{}, value: true}
 }
-
-// AcceptsResets reports whether opts hold WithResets: whether a stream
-// of this call may yield a Reset.
-func AcceptsResets(opts ...Option) bool {
-	ok, _ := Lookup[bool](opts, resetsKey{})
-	return ok
-}

@@ -58,21 +58,9 @@ func (f RunnableFunc) Batch(ctx context.Context, inputs []any, opts ...Option) (
 // itemKey is the context key of a Batch's item contexts: its value, a
 // func(ctx context.Context, i int) context.Context set by a decorator
 // above (the retry layer), returns the context to call input i with; nil
-// hides an outer Batch's. The retry layer finds it by asking ItemContext
-// once.
+// hides an outer Batch's. The retry layer finds it by asking an empty
+// Batch of a RunnableFunc for it, once.
 var itemKey = &contextKey{"batch item"}
-
-// ItemContext returns the context to call input i of a Batch with: the
-// one a decorator above asked for (the retry layer's counts each input's
-// tokens, and gives each its own telemetry, under it), else ctx. A Batch
-// of one's own that calls each input apart calls it once per input, as
-// RunnableFunc's does.
-func ItemContext(ctx context.Context, i int) context.Context {
-	if item, _ := ctx.Value(itemKey).(func(context.Context, int) context.Context); item != nil {
-		return item(ctx, i)
-	}
-	return ctx
-}
 
 // Stream returns a channel that yields f's result, or its error, as a single
 // value and is then closed. f runs in a goroutine that ends when the value is

@@ -176,27 +176,6 @@ func (s *stateData) set(k namedKey, v any) {
 	}
 }
 
-// Update sets k's entry in the State of the call ctx belongs to to f of
-// its entry (the zero value if none), at once, and returns the new entry.
-// f must not use the State. Outside a call it returns f(zero) and
-// remembers nothing.
-func (k *StateKey[T]) Update(ctx context.Context, f func(T) T) T {
-	var cur T
-	s := StateFrom(ctx)
-	if s == nil {
-		return f(cur)
-	}
-	d := s.data(true)
-	d.mu.Lock()
-	defer d.mu.Unlock()
-	if v, ok := d.load(k); ok {
-		cur = v.(T)
-	}
-	v := f(cur)
-	d.set(k, v)
-	return v
-}
-
 // MarshalJSON writes the entries whose keys have a name, and those read
 // back and not yet asked for, as one JSON object by name.
 func (s *State) MarshalJSON() ([]byte, error) {

@@ -21,8 +21,8 @@ func TestStateRemembersByKeyIdentity(t *testing.T) {
 	if got, ok := a.Load(ctx); !ok || got != 1 {
 		t.Errorf("Load(a) = %v, %v, want 1: keys of one type must not share an entry", got, ok)
 	}
-	if got := b.Update(ctx, func(v int) int { return v + 40 }); got != 42 {
-		t.Errorf("Update(b) = %d, want 42", got)
+	if got, ok := b.Load(ctx); !ok || got != 2 {
+		t.Errorf("Load(b) = %v, %v, want 2", got, ok)
 	}
 }
 
@@ -33,24 +33,26 @@ func TestOutsideACallNothingIsRemembered(t *testing.T) {
 	if _, ok := k.Load(ctx); ok {
 		t.Error("Load outside a call: ok = true")
 	}
-	if got := k.Update(ctx, func(v string) string { return v + "y" }); got != "y" {
-		t.Errorf("Update outside a call = %q, want f of the zero value, y", got)
-	}
 	if s := core.StateFrom(context.Background()); s != nil {
 		t.Errorf("StateFrom(Background) = %v, want nil outside a call", s)
 	}
 }
 
-func TestStateUpdatesAtOnce(t *testing.T) {
+// The requests of one call (a hedge's, a Batch's) share its State: keys
+// stored at once, from many goroutines, are all there after.
+func TestStateStoresConcurrently(t *testing.T) {
 	ctx := core.WithState(t.Context(), new(core.State))
-	k := core.NewStateKey[uint64]("")
+	keys := make([]*core.StateKey[int], 64)
 	var wg sync.WaitGroup
-	for i := range 64 {
-		wg.Go(func() { k.Update(ctx, func(m uint64) uint64 { return m | 1<<i }) })
+	for i := range keys {
+		keys[i] = core.NewStateKey[int]("")
+		wg.Go(func() { keys[i].Store(ctx, i) })
 	}
 	wg.Wait()
-	if got, _ := k.Load(ctx); got != ^uint64(0) {
-		t.Errorf("after 64 concurrent Updates: %b, want every bit", got)
+	for i, k := range keys {
+		if got, ok := k.Load(ctx); !ok || got != i {
+			t.Errorf("key %d: Load = %v, %v after concurrent Stores, want %d", i, got, ok, i)
+		}
 	}
 }
 

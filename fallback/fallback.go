@@ -338,8 +338,8 @@ func WithMeterProvider(mp metric.MeterProvider) Option {
 	}
 }
 
-// CallAttributes returns the first candidate's call-span attributes (see
-// retry.CallAttributer), through the decorators that wrap it.
+// CallAttributes returns the first candidate's call-span attributes (its
+// CallAttributes method, the retry package's doc says), through the decorators that wrap it.
 func (r *Runnable) CallAttributes() []attribute.KeyValue {
 	return callspan.Attributes(r.candidates[0])
 }

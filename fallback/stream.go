@@ -41,7 +41,7 @@ func (r *Runnable) Stream(ctx context.Context, input any, opts ...core.Option) (
 		return nil, err
 	}
 	s := &streamCall{r: r, c: c, input: input, opts: opts, way: way}
-	restarts := r.maxRestarts > 0 && len(way) > 1 && core.AcceptsResets(opts...)
+	restarts := r.maxRestarts > 0 && len(way) > 1 && streams.AcceptsResets(opts...)
 	if restarts {
 		ctx, s.tools = route.WatchToolCalls(ctx)
 	}

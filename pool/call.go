@@ -158,7 +158,11 @@ func (r *Runnable) failed(ctx context.Context, d *deployment, err error) error {
 			r.reportCooldown(ctx, m)
 		}
 	}
-	mask := r.tried.Update(ctx, func(m uint64) uint64 { return m | bit(d) })
+	r.triedMu.Lock()
+	mask, _ := r.tried.Load(ctx)
+	mask |= bit(d)
+	r.tried.Store(ctx, mask)
+	r.triedMu.Unlock()
 	if r.canServe(now, mask|bit(d)) {
 		return &deploymentError{deployment: d.Name, err: err, after: time.Nanosecond}
 	}

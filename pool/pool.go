@@ -216,7 +216,11 @@ type Runnable struct {
 	// cooling one decision, so that concurrent failures never cool more
 	// than half of the pool. Only failures take it.
 	coolMu sync.Mutex
-	idem   bool
+	// triedMu makes a failure's read and write of tried one step: the
+	// requests of one call (a hedge's, a Batch's groups) may fail at once.
+	// Only failures take it.
+	triedMu sync.Mutex
+	idem    bool
 	// routes are the deployments' tags and prices, known every tag among
 	// them, least the least known price (constraints.go).
 	routes []route.Candidate

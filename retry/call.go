@@ -380,7 +380,7 @@ func (c *call) succeed(ctx context.Context, n int, extra ...attribute.KeyValue) 
 		return
 	}
 	if c.recording {
-		c.span.SetAttributes(c.attrs.callEnd(n, OutcomeSuccess, append(extra, c.r.callAttrs...)...)...)
+		c.span.SetAttributes(c.attrs.callEnd(n, outcomeSuccess, append(extra, c.r.callAttrs...)...)...)
 	}
 	c.span.End()
 }

@@ -177,12 +177,13 @@ func TestMaxRetriesByClassInJSON(t *testing.T) {
 
 	// A policy file's operations get their own map: an entry that sets
 	// bounds does not change the default's.
-	p, err := retry.ParsePolicies([]byte(`{"default": {"max_retries_by_class": {"rate_limit": 1}},
+	def, opts, err := retry.ParsePolicies([]byte(`{"default": {"max_retries_by_class": {"rate_limit": 1}},
 		"llm.chat": {"max_retries_by_class": {"rate_limit": 4}}}`))
 	if err != nil {
 		t.Fatal(err)
 	}
-	if p.Default.MaxRetriesByClass[retry.ClassRateLimit] != 1 || p.Operations["llm.chat"].MaxRetriesByClass[retry.ClassRateLimit] != 4 {
-		t.Errorf("default %v, llm.chat %v; want 1 and 4", p.Default.MaxRetriesByClass, p.Operations["llm.chat"].MaxRetriesByClass)
+	llm := retry.OperationConfigs(opts...)["llm.chat"]
+	if def.MaxRetriesByClass[retry.ClassRateLimit] != 1 || llm.MaxRetriesByClass[retry.ClassRateLimit] != 4 {
+		t.Errorf("default %v, llm.chat %v; want 1 and 4", def.MaxRetriesByClass, llm.MaxRetriesByClass)
 	}
 }

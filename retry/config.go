@@ -177,16 +177,16 @@ func DefaultRetryConfig() RetryConfig {
 	}
 }
 
-// ConfigError reports an invalid RetryConfig field. Field is the Go field
+// configError reports an invalid RetryConfig field. Field is the Go field
 // name (or, for an unknown JSON field, the name as written); the message
 // also gives the JSON name used in policy files.
-type ConfigError struct {
+type configError struct {
 	Operation string // the policy's operation, when known
 	Field     string
 	Reason    string
 }
 
-func (e *ConfigError) Error() string {
+func (e *configError) Error() string {
 	name := e.Field
 	if j := jsonName(e.Field); j != "" {
 		name = fmt.Sprintf("%s (%q)", e.Field, j)
@@ -202,7 +202,7 @@ func (e *ConfigError) Error() string {
 // (other than 0, which means 2), or MaxBackoff below InitialBackoff.
 func (c RetryConfig) Validate() error {
 	bad := func(field, format string, args ...any) error {
-		return &ConfigError{Field: field, Reason: fmt.Sprintf(format, args...)}
+		return &configError{Field: field, Reason: fmt.Sprintf(format, args...)}
 	}
 	switch {
 	case c.MaxRetries < 0:

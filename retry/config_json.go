@@ -98,10 +98,10 @@ func (c *RetryConfig) UnmarshalJSON(data []byte) error {
 	for name, val := range raw {
 		f, ok := lookupField(name)
 		if !ok {
-			return &ConfigError{Field: name, Reason: "is not a field of RetryConfig"}
+			return &configError{Field: name, Reason: "is not a field of RetryConfig"}
 		}
 		if err := f.decode(&next, val); err != nil {
-			return &ConfigError{Field: f.goName, Reason: err.Error()}
+			return &configError{Field: f.goName, Reason: err.Error()}
 		}
 	}
 	*c = next

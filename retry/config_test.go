@@ -89,7 +89,7 @@ func TestValidate(t *testing.T) {
 		c := DefaultRetryConfig()
 		mutate(&c)
 		err := c.Validate()
-		var ce *ConfigError
+		var ce *configError
 		if !errors.As(err, &ce) || ce.Field != field {
 			t.Errorf("%s: Validate() = %v, want a ConfigError for %s", field, err, field)
 		}
@@ -115,7 +115,7 @@ func FuzzConfigJSON(f *testing.F) {
 			return
 		}
 		if err := c.Validate(); err != nil {
-			var ce *ConfigError
+			var ce *configError
 			if !errors.As(err, &ce) || ce.Field == "" || !strings.Contains(err.Error(), ce.Field) {
 				t.Fatalf("Validate() = %v, want a ConfigError naming its field", err)
 			}
@@ -144,7 +144,7 @@ func FuzzConfigJSON(f *testing.F) {
 // MaxRetries + 1 attempts must fit AttemptInfo.MaxAttempts.
 func TestValidateMaxRetriesRepresentable(t *testing.T) {
 	c := RetryConfig{MaxRetries: math.MaxInt32}
-	var ce *ConfigError
+	var ce *configError
 	if err := c.Validate(); !errors.As(err, &ce) || ce.Field != "MaxRetries" {
 		t.Errorf("MaxRetries = MaxInt32: Validate() = %v, want a ConfigError for MaxRetries", err)
 	}

@@ -7,7 +7,7 @@
 //	out, err := r.Invoke(ctx, prompt, core.WithOperation("llm.chat"))
 //
 // A call (Invoke, Batch or Stream) makes attempts until one succeeds
-// (OutcomeSuccess) or one of these stops it, its Outcome on the *Error:
+// (outcome success in telemetry) or one of these stops it, its Outcome on the *Error:
 // an error classified as permanent (OutcomeNotRetryable); the policy's
 // MaxRetries, or its MaxRetriesByClass bound for the failure's Class,
 // spent (OutcomeExhausted); MaxRetryTokens thrown away
@@ -105,8 +105,11 @@
 // retry.stream.resumed for a Resume, retry.restarted for a restart
 // (RestartStreams), retry.repaired for an attempt made with the input
 // Repair returned); events retry.backoff, retry.repair and
-// retry.output_repair (repair.rung: local or reask) on the call span.
-// Metrics: retry.attempts and retry.calls (counters),
+// retry.output_repair (repair.rung: local or reask) on the call span. A
+// Runnable with a CallAttributes() []attribute.KeyValue method, found
+// through any Unwrap() core.Runnable chain, puts those attributes (the
+// GenAI conventions' gen_ai.provider.name and gen_ai.request.model, say)
+// on the span of every call to it. Metrics: retry.attempts and retry.calls (counters),
 // retry.backoff.duration (histogram, seconds), retry.budget.refused
 // (counter; reason throttled for a first attempt, retry_budget for a
 // retry), for a budget that says it, retry.budget.throttle (gauge),

@@ -10,9 +10,10 @@ import (
 // telemetry attribute.
 type Outcome string
 
-// The outcomes of a call.
+// The outcomes of a call that failed. A call that succeeded has the
+// outcome "success" in telemetry, and no *Error.
 const (
-	OutcomeSuccess           Outcome = "success"
+	outcomeSuccess           Outcome = "success"
 	OutcomeNotRetryable      Outcome = "not_retryable"
 	OutcomeExhausted         Outcome = "exhausted"
 	OutcomeCanceled          Outcome = "canceled"
@@ -53,13 +54,13 @@ var ErrAttemptTimeout error = &sentinel{"retry: attempt timed out", "timeout"}
 // "stream_stalled". A stall is retryable: with ResumeStreams it is resumed.
 var ErrStreamStalled error = &sentinel{"retry: stream stalled", "stream_stalled"}
 
-// ErrAttemptAbandoned is matched (errors.Is) by the cause of a Stream
+// errAttemptAbandoned is matched (errors.Is) by the cause of a Stream
 // attempt's context that the retry layer cancelled to move on to the next
 // attempt (an error value before the first chunk, FirstChunkTimeout). It
 // tells such a cancellation from the caller's own, for which
 // context.Cause is context.Canceled: a circuit breaker inside the retry
 // layer counts the abandoned attempt as the failure it was.
-var ErrAttemptAbandoned = errors.New("retry: stream attempt abandoned")
+var errAttemptAbandoned = errors.New("retry: stream attempt abandoned")
 
 // Error is the error of every failed call of a RetryRunnable: how many
 // attempts were made, why retrying stopped, and the last attempt's error.

@@ -137,7 +137,7 @@ func (gpt) CallAttributes() []attribute.KeyValue {
 // A model's call attributes are on the call span of every call to it,
 // through every decorator that wraps one Runnable (retry, breaker,
 // ratelimit, hedge): they Unwrap to it.
-func ExampleCallAttributer() {
+func ExampleRetryRunnable_callAttributes() {
 	rec := tracetest.NewSpanRecorder()
 	tp := sdktrace.NewTracerProvider(sdktrace.WithSpanProcessor(rec))
 	model := gpt{core.RunnableFunc(func(context.Context, any, ...core.Option) (any, error) { return "ok", nil })}

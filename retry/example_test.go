@@ -126,7 +126,7 @@ func ExampleRetryConfig_Validate() {
 }
 
 func ExampleParsePolicies() {
-	p, err := retry.ParsePolicies([]byte(`{
+	cfg, opts, err := retry.ParsePolicies([]byte(`{
 		"default":   {"max_retries": 2, "initial_backoff": "100ms", "max_backoff": "2s"},
 		"llm.chat":  {"max_retries": 4, "initial_backoff": "1s", "max_backoff": "30s"},
 		"send_email": {"max_retries": 0}
@@ -134,15 +134,15 @@ func ExampleParsePolicies() {
 	if err != nil {
 		panic(err)
 	}
-	fmt.Println(p.Default.MaxRetries, p.Operations["llm.chat"].InitialBackoff, p.Operations["send_email"].MaxBackoff)
-	r := retry.NewRetryRunnable(flaky(0), p.Default, p.Options()...)
+	fmt.Println(cfg.MaxRetries, len(opts))
+	r := retry.NewRetryRunnable(flaky(0), cfg, opts...)
 	out, _ := r.Invoke(context.Background(), "q", core.WithOperation("llm.chat"))
 	fmt.Println(out)
 
-	_, err = retry.ParsePolicies([]byte(`{"default": {}, "llm.chat": {"jitter": 2}}`))
+	_, _, err = retry.ParsePolicies([]byte(`{"default": {}, "llm.chat": {"jitter": 2}}`))
 	fmt.Println(err)
 	// Output:
-	// 2 1s 2s
+	// 2 2
 	// ok after 1 calls
 	// retry: policy "llm.chat": Jitter ("jitter") is 2, must be within [0, 1]
 }

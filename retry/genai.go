@@ -25,8 +25,8 @@ func (c *call) endInferences(ctx context.Context, a *attempt, err error) {
 
 // itemInferences gives each item of Batch attempt a (n items) an
 // inference of its own, in the context the inner Batch makes for it
-// (core.ItemContext), on top of the item's token meter when the call
-// counts tokens.
+// (core.RunnableFunc's Batch calls each item with it), on top of the
+// item's token meter when the call counts tokens.
 func (c *call) itemInferences(a *attempt, n int) {
 	resends := c.first.retries() + a.n - 1 // outer layers' sends, and this layer's rounds before
 	a.gens = make([]*genai.Slot, n)

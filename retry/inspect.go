@@ -27,13 +27,6 @@ func IsRetryable(err error) bool {
 
 var defaultConfig = DefaultRetryConfig()
 
-// HTTPStatus returns the HTTP status in err's chain as the retry rules
-// read it (rule 5 of the package doc): the first error's StatusCode(),
-// else the first's HTTPStatusCode(), and whether there was one. An adapter
-// that translates a framework's errors leaves alone one that already
-// carries a status.
-func HTTPStatus(err error) (int, bool) { return errproto.Status(err) }
-
 // ServerHint returns the wait the server asked for before a retry (a
 // Retry-After header, or a hint in the body), and whether there was one.
 func ServerHint(err error) (time.Duration, bool) { return errproto.RetryAfter(err) }

@@ -39,7 +39,6 @@ func TestInspect(t *testing.T) {
 func ExampleIsRetryable() {
 	err := fmt.Errorf("summarise: %w", &mock.HTTPError{Code: 429, After: 2 * time.Second})
 	hint, _ := retry.ServerHint(err)
-	status, _ := retry.HTTPStatus(err)
-	fmt.Println(retry.ErrorType(err), retry.IsRetryable(err), hint, status)
-	// Output: 429 true 2s 429
+	fmt.Println(retry.ErrorType(err), retry.IsRetryable(err), hint, retry.ClassOf(err))
+	// Output: 429 true 2s rate_limit
 }

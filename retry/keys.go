@@ -14,7 +14,7 @@ import (
 // asked for.
 var (
 	stateKey = keyOf(func(ctx context.Context) { core.StateFrom(ctx) })
-	itemKey  = keyOf(func(ctx context.Context) { core.ItemContext(ctx, 0) })
+	itemKey  = keyOf(func(ctx context.Context) { _, _ = core.RunnableFunc(nil).Batch(ctx, nil) })
 )
 
 // keyProbe is a Context that notes the key its Value is asked for.

@@ -12,8 +12,9 @@ import (
 // operation has no entry of its own.
 const defaultPolicy = "default"
 
-// Policies are per-operation retry policies, usually read from a JSON
-// file (os.ReadFile, then ParsePolicies):
+// ParsePolicies parses a policy document, usually read from a JSON file:
+// a JSON object mapping operation names to RetryConfig objects, with a
+// "default" entry for calls whose operation has no entry of its own.
 //
 //	{
 //	  "default":   {"max_retries": 2, "initial_backoff": "200ms", "max_backoff": "5s", "jitter": 0.2},
@@ -23,61 +24,49 @@ const defaultPolicy = "default"
 //	}
 //
 // Fields left out of "default" keep DefaultRetryConfig's values; fields
-// left out of an operation's entry keep the "default" entry's values.
-type Policies struct {
-	// Default is the policy of calls whose operation has no entry.
-	Default RetryConfig
-	// Operations maps operation names to their policies.
-	Operations map[string]RetryConfig
-}
-
-// Options returns a WithOperationConfig option for each operation, to pass
-// to New with p.Default.
-func (p Policies) Options() []Option {
-	ops := make([]string, 0, len(p.Operations))
-	for op := range p.Operations {
-		ops = append(ops, op)
+// left out of an operation's entry keep the "default" entry's values. It
+// returns the default policy, to pass to New, and a WithOperationConfig
+// option for each other operation, in the order of their names:
+//
+//	cfg, opts, err := retry.ParsePolicies(data)
+//	r, err := retry.New(agent, cfg, opts...)
+//
+// Every policy is validated. A missing "default", an unknown field, a bad
+// duration or an invalid value is an error naming the operation and the
+// field.
+func ParsePolicies(data []byte) (RetryConfig, []Option, error) {
+	var raw map[string]json.RawMessage
+	dec := json.NewDecoder(bytes.NewReader(data))
+	if err := dec.Decode(&raw); err != nil {
+		return RetryConfig{}, nil, fmt.Errorf("retry: policies: want a JSON object of operation names to policies: %w", err)
+	}
+	if dec.More() {
+		return RetryConfig{}, nil, errors.New("retry: policies: data after the JSON object")
+	}
+	doc, ok := raw[defaultPolicy]
+	if !ok {
+		return RetryConfig{}, nil, fmt.Errorf("retry: policies: no %q entry", defaultPolicy)
+	}
+	def := DefaultRetryConfig()
+	if err := parsePolicy(defaultPolicy, doc, &def); err != nil {
+		return RetryConfig{}, nil, err
+	}
+	ops := make([]string, 0, len(raw)-1)
+	for op := range raw {
+		if op != defaultPolicy {
+			ops = append(ops, op)
+		}
 	}
 	slices.Sort(ops)
 	opts := make([]Option, 0, len(ops))
 	for _, op := range ops {
-		opts = append(opts, WithOperationConfig(op, p.Operations[op]))
-	}
-	return opts
-}
-
-// ParsePolicies parses a policy document: a JSON object mapping operation
-// names to RetryConfig objects, with a "default" entry. Every policy is
-// validated. A missing "default", an unknown field, a bad duration or an
-// invalid value is an error naming the operation and the field.
-func ParsePolicies(data []byte) (Policies, error) {
-	var raw map[string]json.RawMessage
-	dec := json.NewDecoder(bytes.NewReader(data))
-	if err := dec.Decode(&raw); err != nil {
-		return Policies{}, fmt.Errorf("retry: policies: want a JSON object of operation names to policies: %w", err)
-	}
-	if dec.More() {
-		return Policies{}, errors.New("retry: policies: data after the JSON object")
-	}
-	def, ok := raw[defaultPolicy]
-	if !ok {
-		return Policies{}, fmt.Errorf("retry: policies: no %q entry", defaultPolicy)
-	}
-	p := Policies{Default: DefaultRetryConfig(), Operations: make(map[string]RetryConfig, len(raw)-1)}
-	if err := parsePolicy(defaultPolicy, def, &p.Default); err != nil {
-		return Policies{}, err
-	}
-	for op, doc := range raw {
-		if op == defaultPolicy {
-			continue
+		cfg := def
+		if err := parsePolicy(op, raw[op], &cfg); err != nil {
+			return RetryConfig{}, nil, err
 		}
-		cfg := p.Default
-		if err := parsePolicy(op, doc, &cfg); err != nil {
-			return Policies{}, err
-		}
-		p.Operations[op] = cfg
+		opts = append(opts, WithOperationConfig(op, cfg))
 	}
-	return p, nil
+	return def, opts, nil
 }
 
 // parsePolicy reads doc over cfg and validates the result, naming op in
@@ -90,7 +79,7 @@ func parsePolicy(op string, doc json.RawMessage, cfg *RetryConfig) error {
 	if err == nil {
 		return nil
 	}
-	if ce, ok := errors.AsType[*ConfigError](err); ok {
+	if ce, ok := errors.AsType[*configError](err); ok {
 		ce.Operation = op
 		return ce
 	}

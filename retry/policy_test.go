@@ -21,23 +21,24 @@ const policyDoc = `{
 }`
 
 func TestParsePolicies(t *testing.T) {
-	p, err := retry.ParsePolicies([]byte(policyDoc))
+	def, opts, err := retry.ParsePolicies([]byte(policyDoc))
 	if err != nil {
 		t.Fatal(err)
 	}
-	if p.Default.MaxRetries != 2 || p.Default.InitialBackoff != 200*time.Millisecond || p.Default.Jitter != 0.1 {
-		t.Errorf("Default = %+v, want the file's fields over DefaultRetryConfig", p.Default)
+	if def.MaxRetries != 2 || def.InitialBackoff != 200*time.Millisecond || def.Jitter != 0.1 {
+		t.Errorf("default = %+v, want the file's fields over DefaultRetryConfig", def)
 	}
-	llm := p.Operations["llm.chat"]
+	ops := retry.OperationConfigs(opts...)
+	llm := ops["llm.chat"]
 	if llm.MaxRetries != 4 || llm.InitialBackoff != time.Second || llm.MaxBackoff != 30*time.Second {
 		t.Errorf("llm.chat = %+v", llm)
 	}
 	// Fields left out of an operation come from "default".
-	if r := p.Operations["retriever"]; r.MaxRetries != 1 || r.InitialBackoff != 200*time.Millisecond || r.MaxBackoff != 5*time.Second {
+	if r := ops["retriever"]; r.MaxRetries != 1 || r.InitialBackoff != 200*time.Millisecond || r.MaxBackoff != 5*time.Second {
 		t.Errorf("retriever = %+v, want default's backoffs", r)
 	}
-	if len(p.Options()) != 3 {
-		t.Errorf("Options() = %d options, want 3", len(p.Options()))
+	if len(opts) != 3 || len(ops) != 3 {
+		t.Errorf("ParsePolicies: %d options for %d operations, want 3 for 3", len(opts), len(ops))
 	}
 }
 
@@ -53,7 +54,7 @@ func TestParsePoliciesErrorsNameOperationAndField(t *testing.T) {
 		`[1, 2]`:                                                      {"JSON object"},
 		`{"default": {}} {"more": 1}`:                                 {"after the JSON object"},
 	} {
-		_, err := retry.ParsePolicies([]byte(doc))
+		_, _, err := retry.ParsePolicies([]byte(doc))
 		if err == nil {
 			t.Errorf("ParsePolicies(%s) error = nil", doc)
 			continue
@@ -70,12 +71,12 @@ func TestParsePoliciesErrorsNameOperationAndField(t *testing.T) {
 // Runnable's Name(), else the default policy.
 func TestPerOperationPolicySelection(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		p, err := retry.ParsePolicies([]byte(policyDoc))
+		def, policies, err := retry.ParsePolicies([]byte(policyDoc))
 		if err != nil {
 			t.Fatal(err)
 		}
 		attemptsOf := func(inner core.Runnable, opts ...core.Option) (int, string) {
-			r := newRetry(t, inner, p.Default, p.Options()...)
+			r := newRetry(t, inner, def, policies...)
 			_, err := r.Invoke(t.Context(), "q", opts...)
 			re, ok := errors.AsType[*retry.Error](err)
 			if !ok || re.Outcome != retry.OutcomeExhausted {
@@ -111,7 +112,7 @@ func TestParsePoliciesRejectsNull(t *testing.T) {
 			if op == "default" {
 				doc = fmt.Sprintf(`{"default": {%q: null}}`, field)
 			}
-			_, err := retry.ParsePolicies([]byte(doc))
+			_, _, err := retry.ParsePolicies([]byte(doc))
 			ce, ok := errors.AsType[*retry.ConfigError](err)
 			if !ok || ce.Operation != op || !strings.Contains(err.Error(), field) || !strings.Contains(err.Error(), "null") {
 				t.Errorf("ParsePolicies(%s) error = %v, want a ConfigError naming %q, %s and null", doc, err, op, field)

@@ -33,7 +33,7 @@ func (c *call) repair(ctx context.Context, n int, input any, err error) (next an
 		return nil, nil
 	case next == nil:
 		return nil, fmt.Errorf("%w; the failure it was offered: %w",
-			&ConfigError{Operation: c.operation, Field: "Repair", Reason: "returned a nil input with true: return the changed input, or false"}, err)
+			&configError{Operation: c.operation, Field: "Repair", Reason: "returned a nil input with true: return the changed input, or false"}, err)
 	}
 	if c.recording {
 		c.span.AddEvent(eventRepair, trace.WithAttributes(

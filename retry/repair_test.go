@@ -200,7 +200,7 @@ func TestMaxRepairsConfig(t *testing.T) {
 	if err := got.UnmarshalJSON([]byte(`{"max_retries": 2, "max_repairs": 3}`)); err != nil || got.MaxRepairs != 3 {
 		t.Errorf("UnmarshalJSON = %+v, %v; want MaxRepairs 3", got, err)
 	}
-	if _, err := retry.ParsePolicies([]byte(`{"default": {}, "llm": {"max_repairs": -2}}`)); err == nil || !strings.Contains(err.Error(), "max_repairs") {
+	if _, _, err := retry.ParsePolicies([]byte(`{"default": {}, "llm": {"max_repairs": -2}}`)); err == nil || !strings.Contains(err.Error(), "max_repairs") {
 		t.Errorf("a policy with max_repairs -2: %v; want an error naming max_repairs", err)
 	}
 }

@@ -135,7 +135,7 @@ func configure(cfg RetryConfig, opts []Option) (*RetryRunnable, error) {
 		r.policies = make(map[string]*RetryConfig, len(o.policies))
 		for op, p := range o.policies {
 			if err := p.Validate(); err != nil {
-				if ce, ok := errors.AsType[*ConfigError](err); ok {
+				if ce, ok := errors.AsType[*configError](err); ok {
 					ce.Operation = op
 				}
 				return nil, err
@@ -165,15 +165,9 @@ func (r *RetryRunnable) bind(inner core.Runnable) {
 	r.bare = r.plain()
 }
 
-// CallAttributer is implemented by a Runnable that knows attributes worth
-// putting on the call span of every call to it, such as the GenAI semantic
-// conventions' gen_ai.provider.name and gen_ai.request.model.
-type CallAttributer interface {
-	CallAttributes() []attribute.KeyValue
-}
-
 // Unwrap returns the inner Runnable, so core.NameOf, core.IsIdempotent and
-// the call span's attributes (CallAttributer) see through the retry layer.
+// the call span's attributes (a CallAttributes method) see through the
+// retry layer.
 func (r *RetryRunnable) Unwrap() core.Runnable { return r.inner }
 
 // operation is a call's operation: the one its options name, else the

@@ -24,7 +24,7 @@ import (
 // an error value arriving before the first chunk, and an attempt that yields
 // nothing within FirstChunkTimeout are retried with the same policy and
 // backoff as Invoke; each abandoned attempt's stream is cancelled, with a
-// cause matching ErrAttemptAbandoned, before the next attempt starts. After
+// cause matching errAttemptAbandoned, before the next attempt starts. After
 // the commit no chunk is ever delivered twice. A stream that yields nothing
 // within ChunkTimeout after a chunk has stalled: it is cancelled with the
 // cause ErrStreamStalled. An error value or a stall after the commit is the
@@ -81,7 +81,7 @@ func (r *RetryRunnable) stream(ctx context.Context, input any, opts []core.Optio
 		ctx = s.c.joinRun(ctx, true)
 	}
 	cfg := s.c.cfg
-	if cfg.RestartStreams && core.AcceptsResets(opts...) {
+	if cfg.RestartStreams && streams.AcceptsResets(opts...) {
 		s.restart = true
 		ctx, s.tools = route.WatchToolCalls(ctx)
 	}
@@ -190,7 +190,7 @@ func (s *streamCall) createOnce(a *attempt, open func(context.Context, any) (<-c
 			if timer != nil {
 				timer.Stop()
 			}
-			cancel(ErrAttemptAbandoned)
+			cancel(errAttemptAbandoned)
 		}
 	}()
 	if err = a.refused; err == nil {
@@ -226,10 +226,10 @@ func creationBound(cfg *RetryConfig) (d time.Duration, first bool) {
 }
 
 // abandoned is the cause with which an attempt's stream is cancelled when
-// the retry layer gives up on it: it matches ErrAttemptAbandoned and the
+// the retry layer gives up on it: it matches errAttemptAbandoned and the
 // attempt's failure, so a decorator inside (a circuit breaker) tells it from
 // the caller's own cancellation.
-func abandoned(err error) error { return fmt.Errorf("%w: %w", ErrAttemptAbandoned, err) }
+func abandoned(err error) error { return fmt.Errorf("%w: %w", errAttemptAbandoned, err) }
 
 // firstChunkTimeout is the failure of an attempt with no first value
 // within FirstChunkTimeout.

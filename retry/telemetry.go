@@ -249,10 +249,10 @@ func newOpAttrs(key opKey) *opAttrs {
 		attemptOK: []metric.AddOption{baseSet},
 		recordOK:  []metric.RecordOption{baseSet},
 	}
-	callOK := metric.WithAttributeSet(attribute.NewSet(append(base[:len(base):len(base)], attrOutcome.String(string(OutcomeSuccess)))...))
+	callOK := metric.WithAttributeSet(attribute.NewSet(append(base[:len(base):len(base)], attrOutcome.String(string(outcomeSuccess)))...))
 	a.callOK, a.recordCallOK = []metric.AddOption{callOK}, []metric.RecordOption{callOK}
 	for i := range a.successEnd {
-		a.successEnd[i] = append(call[:len(call):len(call)], attrAttempts.Int(i+1), attrOutcome.String(string(OutcomeSuccess)))
+		a.successEnd[i] = append(call[:len(call):len(call)], attrAttempts.Int(i+1), attrOutcome.String(string(outcomeSuccess)))
 	}
 	return a
 }
@@ -260,7 +260,7 @@ func newOpAttrs(key opKey) *opAttrs {
 // callEnd returns the call span's attributes at its end: the policy's, the
 // attempts made and the outcome, then extra.
 func (a *opAttrs) callEnd(attempts int, outcome Outcome, extra ...attribute.KeyValue) []attribute.KeyValue {
-	if outcome == OutcomeSuccess && len(extra) == 0 && attempts >= 1 && attempts <= len(a.successEnd) {
+	if outcome == outcomeSuccess && len(extra) == 0 && attempts >= 1 && attempts <= len(a.successEnd) {
 		return a.successEnd[attempts-1]
 	}
 	kv := make([]attribute.KeyValue, 0, len(a.call)+2+len(extra))

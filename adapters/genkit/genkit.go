@@ -133,7 +133,7 @@ func adaptError(err error) error {
 	if _, ok := errors.AsType[genai.APIError](err); ok {
 		return gemini.AdaptError(err)
 	}
-	if _, ok := retry.HTTPStatus(err); ok {
+	if hasStatus(err) {
 		return err // an HTTP status beneath: the retry rules read it there
 	}
 	ge, ok := errors.AsType[*gstatus.Error](err)
@@ -141,4 +141,21 @@ func adaptError(err error) error {
 		return err
 	}
 	return llmhttp.Classify(&llmhttp.APIError{Status: ge.Status.HTTPCode(), Code: string(ge.Status), Err: err}, nil, ge.Message)
+}
+
+// hasStatus reports whether an error in err's chain carries an HTTP
+// status the retry rules read (rule 5 of package retry's doc: a
+// StatusCode() or HTTPStatusCode() method).
+func hasStatus(err error) bool {
+	_, ok := errors.AsType[interface {
+		error
+		StatusCode() int
+	}](err)
+	if !ok {
+		_, ok = errors.AsType[interface {
+			error
+			HTTPStatusCode() int
+		}](err)
+	}
+	return ok
 }

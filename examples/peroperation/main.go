@@ -41,15 +41,19 @@ type component struct {
 	mu         sync.Mutex
 	script     []error
 	calls      int
+	maxRetries int // as the retry layer tells each attempt
 }
 
 func (c *component) Name() string     { return c.name }
 func (c *component) Idempotent() bool { return c.idempotent }
 
-func (c *component) Invoke(_ context.Context, in any, _ ...core.Option) (any, error) {
+func (c *component) Invoke(ctx context.Context, in any, _ ...core.Option) (any, error) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	c.calls++
+	if at, ok := retry.AttemptFromContext(ctx); ok {
+		c.maxRetries = at.MaxAttempts - 1
+	}
 	if c.calls <= len(c.script) {
 		return nil, c.script[c.calls-1]
 	}
@@ -72,7 +76,7 @@ func main() {
 }
 
 func run(w io.Writer) error {
-	policies, err := retry.ParsePolicies(policyFile)
+	cfg, policies, err := retry.ParsePolicies(policyFile)
 	if err != nil {
 		return err
 	}
@@ -89,22 +93,18 @@ func run(w io.Writer) error {
 	fmt.Fprintln(tw, "operation\tmax_retries\tattempts\toutcome\t")
 	input := any("why is the build red?")
 	for _, c := range steps {
-		r, err := retry.New(c, policies.Default, append(policies.Options(), retry.WithBudget(budget))...)
+		r, err := retry.New(c, cfg, append(policies, retry.WithBudget(budget))...)
 		if err != nil {
 			return err
 		}
 		out, err := r.Invoke(context.Background(), input)
-		outcome := string(retry.OutcomeSuccess)
+		outcome := "success"
 		if re, ok := errors.AsType[*retry.Error](err); ok {
 			outcome = fmt.Sprintf("%s: %v", re.Outcome, re.Err)
 		} else if err == nil {
 			input = out
 		}
-		maxRetries := policies.Default.MaxRetries
-		if p, ok := policies.Operations[c.name]; ok {
-			maxRetries = p.MaxRetries
-		}
-		fmt.Fprintf(tw, "%s\t%d\t%d\t%s\t\n", c.name, maxRetries, c.calls, outcome)
+		fmt.Fprintf(tw, "%s\t%d\t%d\t%s\t\n", c.name, c.maxRetries, c.calls, outcome)
 	}
 	return tw.Flush()
 }

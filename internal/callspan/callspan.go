@@ -56,7 +56,7 @@ func (s *Span) EndIfUnwinding() {
 }
 
 // Attributes returns the attributes of the first Runnable in r's chain
-// that knows the attributes of its calls' spans (retry.CallAttributer:
+// that knows the attributes of its calls' spans (a CallAttributes method:
 // the GenAI conventions' gen_ai.provider.name and gen_ai.request.model),
 // through any decorators that wrap it, or nil.
 func Attributes(r core.Runnable) []attribute.KeyValue {

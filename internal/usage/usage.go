@@ -140,7 +140,7 @@ func (m *Meter) Totals() (input, output, discarded int64, reported bool) {
 // Items are the meters of a Batch attempt's inputs, by position: a Batch
 // that calls each input on its own (core.RunnableFunc's) reports each
 // input's tokens under its meter, so that each item counts its own. The
-// retry layer hands Item to such a Batch under core's item key (core.ItemContext reads it).
+// retry layer hands Item to such a Batch under the item key (core.RunnableFunc's Batch reads it).
 type Items []*Meter
 
 // Item returns the context of input i of a Batch whose item meters are

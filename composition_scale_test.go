@@ -19,6 +19,7 @@ import (
 	"github.com/steadfast-go/steadfast/hedge"
 	"github.com/steadfast-go/steadfast/internal/race"
 	"github.com/steadfast-go/steadfast/internal/streams"
+	"github.com/steadfast-go/steadfast/internal/warmup"
 	"github.com/steadfast-go/steadfast/pool"
 	"github.com/steadfast-go/steadfast/retry"
 )
@@ -109,15 +110,6 @@ func (b *breaksOnce) from(ctx context.Context, first int, breakAfterFirst bool) 
 	return ch
 }
 
-// heap returns the live heap after a full collection.
-func heap() uint64 {
-	runtime.GC()
-	runtime.GC()
-	var m runtime.MemStats
-	runtime.ReadMemStats(&m)
-	return m.HeapAlloc
-}
-
 // Streams held open at once, far more than any fixed-size memory of calls
 // (the 4096 of the ring the decorators used to keep), each breaking once
 // after its first chunk, resume through every decorator over several
@@ -159,20 +151,19 @@ func TestEveryStreamResumesAtScale(t *testing.T) {
 				if err != nil {
 					t.Fatal(err)
 				}
-				// A round warms up what the runtime keeps for good: the
-				// descriptors of every goroutine it ever ran, and the list
-				// of them, which doubles whenever more are alive at once
-				// than ever before. It is a quarter larger than the
-				// measured round, so that it reaches no new peak.
-				warm := n + n/4
-				streamAtScale(t, r, warm, chunks)
+				// A small round warms up the chain; plain goroutines then
+				// take the runtime past the peak of the measured round
+				// (internal/warmup), for a fraction of a round's cost.
+				warm, base := max(n/50, 100), runtime.NumGoroutine()
+				_, alive := streamAtScale(t, r, warm, chunks)
 				synctest.Wait()
+				warmup.ForCalls(n, warm, base, alive)
 				states := &weakStates{ptrs: make([]weak.Pointer[core.State], n)}
 				a.states, b.states = states, states
-				before := heap()
-				peak := streamAtScale(t, r, n, chunks)
+				before := warmup.Heap()
+				peak, _ := streamAtScale(t, r, n, chunks)
 				synctest.Wait()
-				after := heap()
+				after := warmup.Heap()
 				if states.next.Load() < int64(n) {
 					t.Fatalf("%d states seen, want one per stream, %d", states.next.Load(), n)
 				}
@@ -195,8 +186,8 @@ func TestEveryStreamResumesAtScale(t *testing.T) {
 // streamAtScale opens n streams of r at once, holds every one open until
 // all have delivered their first chunk, then reads them to their end,
 // checking that each delivers 1..chunks exactly once; it returns the heap
-// while all were open.
-func streamAtScale(t *testing.T, r core.Runnable, n, chunks int) (peak uint64) {
+// and the goroutines alive while all were open.
+func streamAtScale(t *testing.T, r core.Runnable, n, chunks int) (peak uint64, alive int) {
 	t.Helper()
 	ctx, cancel := context.WithCancel(t.Context())
 	defer cancel()
@@ -234,10 +225,11 @@ func streamAtScale(t *testing.T, r core.Runnable, n, chunks int) (peak uint64) {
 		}()
 	}
 	firsts.Wait()
-	peak = heap()
+	alive = runtime.NumGoroutine()
+	peak = warmup.Heap()
 	done.Wait()
 	if b := bad.Load(); b > 0 {
 		t.Errorf("%d of %d streams did not deliver 1..%d exactly once", b, n, chunks)
 	}
-	return peak
+	return peak, alive
 }

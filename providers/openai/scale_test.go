@@ -20,6 +20,7 @@ import (
 	tnoop "go.opentelemetry.io/otel/trace/noop"
 
 	"github.com/steadfast-go/steadfast/internal/llmhttptest"
+	"github.com/steadfast-go/steadfast/internal/warmup"
 	"github.com/steadfast-go/steadfast/providers/openai"
 	"github.com/steadfast-go/steadfast/retry"
 )
@@ -56,26 +57,28 @@ func TestEveryResponsesStreamResumesAtScale(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		// A round warms up what the runtime keeps for good: the
-		// descriptors of every goroutine it ever ran, and the list of
-		// them, which doubles whenever more are alive at once than ever
-		// before. It is a quarter larger than the measured second, so
-		// that it reaches no new peak.
+		// A small round warms up the client; plain goroutines then take
+		// the runtime past the peak of the measured round
+		// (internal/warmup), for a fraction of a round's cost.
+		warm, base := max(openStreams/50, 100), runtime.NumGoroutine()
 		var before, peak uint64
-		for round := range 2 {
-			n := openStreams + openStreams/4
+		for round, n := range []int{warm, openStreams} {
 			if round == 1 {
-				n, before = openStreams, heap()
+				before = warmup.Heap()
 			}
 			created.Store(0)
 			resumed.Store(0)
-			peak = streamRound(t, r, n)
+			var alive int
+			peak, alive = streamRound(t, r, n)
 			synctest.Wait()
 			if created.Load() != int64(n) || resumed.Load() != int64(n) {
 				t.Fatalf("round %d: %d responses created, %d resumed, want %d each", round, created.Load(), resumed.Load(), n)
 			}
+			if round == 0 {
+				warmup.ForCalls(openStreams, warm, base, alive)
+			}
 		}
-		after := heap()
+		after := warmup.Heap()
 		t.Logf("%d streams: heap %d KiB before, %d KiB with all open, %d KiB after", openStreams, before>>10, peak>>10, after>>10)
 		if grown := int64(after) - int64(before); grown > 4<<20 {
 			t.Errorf("heap after %d streams ended = %d KiB, %d KiB over before them: per-call state outlived its calls", openStreams, after>>10, grown>>10)
@@ -85,8 +88,8 @@ func TestEveryResponsesStreamResumesAtScale(t *testing.T) {
 }
 
 // streamRound streams n responses of r at once, each read to its end,
-// and returns the heap while all were open.
-func streamRound(t *testing.T, r *retry.RetryRunnable, n int) (peak uint64) {
+// and returns the heap and the goroutines alive while all were open.
+func streamRound(t *testing.T, r *retry.RetryRunnable, n int) (peak uint64, alive int) {
 	t.Helper()
 	ctx, cancel := context.WithCancel(t.Context())
 	defer cancel()
@@ -103,7 +106,8 @@ func streamRound(t *testing.T, r *retry.RetryRunnable, n int) (peak uint64) {
 		}()
 	}
 	firsts.Wait() // every stream is open
-	peak = heap()
+	alive = runtime.NumGoroutine()
+	peak = warmup.Heap()
 	done.Wait()
 	close(bad)
 	wrong := 0
@@ -115,16 +119,7 @@ func streamRound(t *testing.T, r *retry.RetryRunnable, n int) (peak uint64) {
 	if wrong > 0 {
 		t.Errorf("%d of %d streams wrong", wrong, n)
 	}
-	return peak
-}
-
-// heap returns the live heap after a full collection.
-func heap() uint64 {
-	runtime.GC()
-	runtime.GC()
-	var m runtime.MemStats
-	runtime.ReadMemStats(&m)
-	return m.HeapAlloc
+	return peak, alive
 }
 
 // readResumed reads one stream of r, signalling firsts at its first event

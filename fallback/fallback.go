@@ -102,13 +102,11 @@ func New(candidates []core.Runnable, opts ...Option) (*Runnable, error) {
 // serve; and for a refusal made on this side of the wire (a Local()
 // method: an open circuit, a rate limiter's refusal).
 func CannotServe(err error) bool {
-	if re, ok := errors.AsType[*retry.Error](err); ok {
-		switch re.Outcome {
-		case retry.OutcomeExhausted, retry.OutcomeBudgetExhausted, retry.OutcomeRetryAfterTooLong, retry.OutcomeSilentTimeout, retry.OutcomeDeadline:
-			return true // for the deadline: next asks whether the caller's context is live
-		case retry.OutcomeCanceled:
-			return false // the caller's own cancellation, not the candidate
-		}
+	switch {
+	case errors.Is(err, context.Canceled):
+		return false // the caller's own cancellation, not the candidate
+	case errors.Is(err, errproto.ErrRouteSpent):
+		return true // for the deadline: next asks whether the caller's context is live
 	}
 	return errproto.Local(err) || overflows(err) || errproto.Type(err) == string(retry.OutcomeSilentTimeout)
 }

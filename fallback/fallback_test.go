@@ -3,6 +3,7 @@ package fallback_test
 import (
 	"context"
 	"errors"
+	"fmt"
 	"slices"
 	"testing"
 	"testing/synctest"
@@ -221,4 +222,41 @@ func timeoutRetry(t *testing.T, name string, model core.Runnable) core.Runnable 
 		t.Fatal(err)
 	}
 	return r
+}
+
+// CannotServe answers for every outcome of a retry layer's error: the
+// outcomes that give up on the route move on, the caller's cancellation
+// and the failures another candidate does not mend do not.
+func TestCannotServeReadsEveryRetryOutcome(t *testing.T) {
+	cause := errors.New("upstream said no")
+	for outcome, want := range map[retry.Outcome]bool{
+		retry.OutcomeExhausted:            true,
+		retry.OutcomeBudgetExhausted:      true,
+		retry.OutcomeRetryAfterTooLong:    true,
+		retry.OutcomeSilentTimeout:        true,
+		retry.OutcomeDeadline:             true, // the fallback asks next whether the caller's context is live
+		retry.OutcomeCanceled:             false,
+		retry.OutcomeNotRetryable:         false,
+		retry.OutcomeCommitted:            false,
+		retry.OutcomeHandedOff:            false,
+		retry.OutcomeRetryTokensExhausted: false,
+	} {
+		e := &retry.Error{Outcome: outcome, Attempts: 2, Err: cause}
+		switch outcome {
+		case retry.OutcomeCanceled:
+			e.ContextErr = context.Canceled
+		case retry.OutcomeDeadline:
+			e.ContextErr = context.DeadlineExceeded
+		}
+		if got := fallback.CannotServe(e); got != want {
+			t.Errorf("CannotServe(a *retry.Error with outcome %s) = %v, want %v", outcome, got, want)
+		}
+		if got := fallback.CannotServe(fmt.Errorf("wrapped: %w", e)); got != want {
+			t.Errorf("CannotServe(a wrapped *retry.Error with outcome %s) = %v, want %v", outcome, got, want)
+		}
+	}
+	// The cancellation wins over a cause that would move on by itself.
+	if fallback.CannotServe(&retry.Error{Outcome: retry.OutcomeCanceled, Err: localError{}, ContextErr: context.Canceled}) {
+		t.Error("CannotServe(a cancelled call whose last attempt was refused locally) = true, want false: the caller's own")
+	}
 }

@@ -12,7 +12,6 @@ import (
 	"github.com/steadfast-go/steadfast/internal/run"
 	"github.com/steadfast-go/steadfast/internal/streams"
 	"github.com/steadfast-go/steadfast/internal/usage"
-	"github.com/steadfast-go/steadfast/retry"
 )
 
 var (
@@ -220,12 +219,10 @@ func (s *streamCall) mayRestart(ctx context.Context, err error) bool {
 }
 
 // callersOwn reports a failure no other candidate mends: a panic, or the
-// caller's deadline or cancellation.
+// caller's deadline or cancellation (a retry layer's error that its
+// caller's context ended holds the context's error).
 func callersOwn(err error) bool {
 	if _, ok := errors.AsType[*core.PanicError](err); ok {
-		return true
-	}
-	if re, ok := errors.AsType[*retry.Error](err); ok && (re.Outcome == retry.OutcomeCanceled || re.Outcome == retry.OutcomeDeadline) {
 		return true
 	}
 	return errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded)

@@ -4,6 +4,8 @@ import (
 	"errors"
 	"fmt"
 	"time"
+
+	"github.com/steadfast-go/steadfast/internal/errproto"
 )
 
 // Outcome says why a call ended. Its values are those of the retry.outcome
@@ -111,17 +113,35 @@ func (e *Error) Error() string {
 }
 
 // Unwrap returns the last attempt's error and the context's error, so
-// errors.Is and errors.As reach both.
+// errors.Is and errors.As reach both; and, when the call gave up on its
+// route (outcome exhausted, budget_exhausted, retry_after_too_long,
+// silent_timeout or deadline), a marker by which the decorators above,
+// a fallback's rule, tell that another route may serve it.
 func (e *Error) Unwrap() []error {
-	switch {
-	case e.Err != nil && e.ContextErr != nil:
-		return []error{e.Err, e.ContextErr}
-	case e.Err != nil:
-		return []error{e.Err}
-	case e.ContextErr != nil:
-		return []error{e.ContextErr}
+	errs := make([]error, 0, 3)
+	if e.Err != nil {
+		errs = append(errs, e.Err)
 	}
-	return nil
+	if e.ContextErr != nil {
+		errs = append(errs, e.ContextErr)
+	}
+	if e.Outcome.spendsRoute() {
+		errs = append(errs, errproto.ErrRouteSpent)
+	}
+	if len(errs) == 0 {
+		return nil
+	}
+	return errs
+}
+
+// spendsRoute reports whether a call that ended so gave up on its route,
+// which another may mend.
+func (o Outcome) spendsRoute() bool {
+	switch o {
+	case OutcomeExhausted, OutcomeBudgetExhausted, OutcomeRetryAfterTooLong, OutcomeSilentTimeout, OutcomeDeadline:
+		return true
+	}
+	return false
 }
 
 // Permanent marks err as never worth retrying: a RetryRunnable stops at once

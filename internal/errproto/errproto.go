@@ -10,6 +10,8 @@
 //	ErrorType() string         the error's own bounded error.type
 //	Local() bool               refused on this side of the wire
 //	CannotServe() bool         what answered cannot serve any request now
+//
+// and one value in a chain, ErrRouteSpent.
 package errproto
 
 import (
@@ -23,6 +25,14 @@ import (
 	"syscall"
 	"time"
 )
+
+// ErrRouteSpent is in the chain of a retry layer's error when the layer
+// gave up on its route, which another route may mend: its attempts, its
+// budget or the wait a server asked for ran out, the route went silent, or
+// the next attempt would come after the caller's deadline. A decorator
+// over several routes asks for it (errors.Is) instead of reading the
+// retry package's outcomes.
+var ErrRouteSpent = errors.New("retry: gave up on the route")
 
 type (
 	retryabler interface {

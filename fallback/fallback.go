@@ -92,15 +92,16 @@ func New(candidates []core.Runnable, opts ...Option) (*Runnable, error) {
 // that ran out (outcome exhausted, budget_exhausted or
 // retry_after_too_long), whose route was silent (silent_timeout: the
 // provider sent nothing before the attempt's timeout, or closed the
-// connection after a long wait), or that stopped for the deadline
-// (outcome deadline) while the caller's context is still live: its next
-// attempt, or a limiter's permit, would come too late, and the next
-// candidate may answer in time (a fallback never moves once the caller's
-// context is done, whatever the rule); for a prompt over the candidate's context
-// length (error.type context_length_exceeded, or a message
-// llmhttp.ParseOverflow reads), which a model with a larger window may
-// serve; and for a refusal made on this side of the wire (a Local()
-// method: an open circuit, a rate limiter's refusal).
+// connection after a long wait), or that stopped for the deadline (outcome
+// deadline) while the caller's context is still live: its next attempt, or a
+// limiter's permit, would come too late, and the next candidate may answer
+// in time (a fallback never moves once the caller's context is done,
+// whatever the rule); for a prompt over the candidate's context length
+// (error.type context_length_exceeded, or a message llmhttp.ParseOverflow
+// reads), which a model with a larger window may serve; and for a refusal
+// made on this side of the wire (a Local() method: an open circuit, a rate
+// limiter's refusal). It never holds for a failure that the caller's
+// cancellation caused.
 func CannotServe(err error) bool {
 	switch {
 	case errors.Is(err, context.Canceled):
@@ -337,7 +338,8 @@ func WithMeterProvider(mp metric.MeterProvider) Option {
 }
 
 // CallAttributes returns the first candidate's call-span attributes (its
-// CallAttributes method, the retry package's doc says), through the decorators that wrap it.
+// CallAttributes method, the retry package's doc says), through the
+// decorators that wrap it.
 func (r *Runnable) CallAttributes() []attribute.KeyValue {
 	return callspan.Attributes(r.candidates[0])
 }

@@ -7,8 +7,8 @@
 //	out, err := r.Invoke(ctx, prompt, core.WithOperation("llm.chat"))
 //
 // A call (Invoke, Batch or Stream) makes attempts until one succeeds
-// (outcome success in telemetry) or one of these stops it, its Outcome on the *Error:
-// an error classified as permanent (OutcomeNotRetryable); the policy's
+// (outcome success in telemetry) or one of these stops it, its Outcome on
+// the *Error: an error classified as permanent (OutcomeNotRetryable); the policy's
 // MaxRetries, or its MaxRetriesByClass bound for the failure's Class,
 // spent (OutcomeExhausted); MaxRetryTokens thrown away
 // (OutcomeRetryTokensExhausted); the Budget refusing
@@ -109,10 +109,10 @@
 // Runnable with a CallAttributes() []attribute.KeyValue method, found
 // through any Unwrap() core.Runnable chain, puts those attributes (the
 // GenAI conventions' gen_ai.provider.name and gen_ai.request.model, say)
-// on the span of every call to it. Metrics: retry.attempts and retry.calls (counters),
-// retry.backoff.duration (histogram, seconds), retry.budget.refused
-// (counter; reason throttled for a first attempt, retry_budget for a
-// retry), for a budget that says it, retry.budget.throttle (gauge),
+// on the span of every call to it. Metrics: retry.attempts and
+// retry.calls (counters), retry.backoff.duration (histogram, seconds),
+// retry.budget.refused (counter; reason throttled for a first attempt,
+// retry_budget for a retry), for a budget that says it, retry.budget.throttle (gauge),
 // retry.tokens (counter), and the durations retry.call.duration,
 // retry.call.attempts, retry.call.delay, retry.attempt.duration and
 // retry.attempt.time_to_first_chunk (histograms), with the attributes

@@ -104,10 +104,13 @@ func New(candidates []core.Runnable, opts ...Option) (*Runnable, error) {
 // cancellation caused.
 func CannotServe(err error) bool {
 	switch {
+	case errors.Is(err, errproto.ErrRouteSpent):
+		// Whatever the last attempt's error was (one the retry layer
+		// cancelled to move on may hold context.Canceled). For the
+		// deadline: next asks whether the caller's context is live.
+		return true
 	case errors.Is(err, context.Canceled):
 		return false // the caller's own cancellation, not the candidate
-	case errors.Is(err, errproto.ErrRouteSpent):
-		return true // for the deadline: next asks whether the caller's context is live
 	}
 	return errproto.Local(err) || overflows(err) || errproto.Type(err) == string(retry.OutcomeSilentTimeout)
 }

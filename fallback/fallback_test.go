@@ -255,6 +255,11 @@ func TestCannotServeReadsEveryRetryOutcome(t *testing.T) {
 			t.Errorf("CannotServe(a wrapped *retry.Error with outcome %s) = %v, want %v", outcome, got, want)
 		}
 	}
+	// A retry layer that ran out says so whatever its last attempt's error
+	// holds: an attempt it cancelled to move on ends in context.Canceled.
+	if !fallback.CannotServe(&retry.Error{Outcome: retry.OutcomeExhausted, Attempts: 3, Err: fmt.Errorf("attempt 3: %w", context.Canceled)}) {
+		t.Error("CannotServe(an exhausted call whose last attempt was cancelled by the retry layer) = false, want true")
+	}
 	// The cancellation wins over a cause that would move on by itself.
 	if fallback.CannotServe(&retry.Error{Outcome: retry.OutcomeCanceled, Err: localError{}, ContextErr: context.Canceled}) {
 		t.Error("CannotServe(a cancelled call whose last attempt was refused locally) = true, want false: the caller's own")

@@ -118,20 +118,20 @@ func (e *Error) Error() string {
 // silent_timeout or deadline), a marker by which the decorators above,
 // a fallback's rule, tell that another route may serve it.
 func (e *Error) Unwrap() []error {
-	errs := make([]error, 0, 3)
-	if e.Err != nil {
-		errs = append(errs, e.Err)
-	}
-	if e.ContextErr != nil {
-		errs = append(errs, e.ContextErr)
+	var errs [3]error
+	n := 0
+	for _, err := range [...]error{e.Err, e.ContextErr} {
+		if err != nil {
+			errs[n], n = err, n+1
+		}
 	}
 	if e.Outcome.spendsRoute() {
-		errs = append(errs, errproto.ErrRouteSpent)
+		errs[n], n = errproto.ErrRouteSpent, n+1
 	}
-	if len(errs) == 0 {
+	if n == 0 {
 		return nil
 	}
-	return errs
+	return append([]error(nil), errs[:n]...) // one allocation, of the size needed
 }
 
 // spendsRoute reports whether a call that ended so gave up on its route,

@@ -27,9 +27,10 @@ import (
 )
 
 // ErrRouteSpent is in the chain of a retry layer's error when the layer
-// gave up on its route, which another route may mend: its attempts, its
-// budget or the wait a server asked for ran out, the route went silent, or
-// the next attempt would come after the caller's deadline. A decorator
+// gave up on its route, which another route may mend: its attempts or its
+// budget ran out, the server asked for a longer wait than the policy
+// allows, the route went silent, or the next attempt would come after the
+// caller's deadline. A decorator
 // over several routes asks for it (errors.Is) instead of reading the
 // retry package's outcomes.
 var ErrRouteSpent = errors.New("retry: gave up on the route")
